@@ -1,0 +1,91 @@
+"""The risk-utility loss of El Emam, Mosquera & Fang (JAMIA Open 2022), DESIGN section 3.1.
+
+::
+
+    w(M) = 1                              if M <= threshold (0.2)
+    w(M) = floor + 1 / (1 + exp(M - 1))   if M >  threshold, floor = 0.31 as published
+    loss = -w(M) * U                      (minimised; U in [0, 1], higher is better)
+
+The published floor 0.31 leaves a step of about 2.6e-5 at M = 0.2; exact continuity needs
+``CONTINUOUS_FLOOR = 1 - 1 / (1 + e^0.8) = 0.3100255``. Both are kept as named parameters; 0.31 is
+the default. Because ``w(M) >= 0.81`` for ``M <= 1``, the loss alone never forbids a leaky
+model: the rule ``M <= threshold`` must also be a hard constraint (the tuner makes it one).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from risk._result import Result
+from risk._validation import RiskInputError
+
+ACCEPTABLE_M = 0.2
+PUBLISHED_FLOOR = 0.31
+CONTINUOUS_FLOOR = 1.0 - 1.0 / (1.0 + math.exp(ACCEPTABLE_M - 1.0))
+
+
+@dataclasses.dataclass(frozen=True)
+class RiskUtilityLoss(Result):
+    """Outcome of :func:`risk_utility_loss`: the loss, its weight, and the inputs."""
+
+    loss: float
+    weight: float
+    m: float
+    utility: float
+    threshold: float
+    floor: float
+
+    @property
+    def acceptable(self) -> bool:
+        """Whether ``m <= threshold``."""
+        return self.m <= self.threshold
+
+
+def _check_number(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"`{name}` must be a number, but got {value!r}.")
+    v = float(value)
+    if math.isnan(v):
+        raise RiskInputError(f"`{name}` must not be NaN.")
+    return v
+
+
+def risk_utility_weight(
+    m: float, *, threshold: float = ACCEPTABLE_M, floor: float = PUBLISHED_FLOOR
+) -> float:
+    """The weight w(M) of DESIGN 3.1 (El Emam et al. 2022): 1 up to ``threshold``, then
+    ``floor + 1 / (1 + exp(M - 1))``.
+
+    ``m`` must be at most 1 (M = 1 is a perfect adversary); negative values are legitimate.
+    """
+    mv = _check_number(m, "m")
+    if mv > 1.0:
+        raise RiskInputError(f"`m <= 1` must hold (M is a relative F1), but got m={m!r}.")
+    t = _check_number(threshold, "threshold")
+    if not 0.0 < t < 1.0:
+        raise RiskInputError(f"`0 < threshold < 1` must hold, but got threshold={threshold!r}.")
+    fl = _check_number(floor, "floor")
+    if mv <= t:
+        return 1.0
+    return fl + 1.0 / (1.0 + math.exp(mv - 1.0))
+
+
+def risk_utility_loss(
+    m: float,
+    utility: float,
+    *,
+    threshold: float = ACCEPTABLE_M,
+    floor: float = PUBLISHED_FLOOR,
+) -> RiskUtilityLoss:
+    """``loss = -w(M) * U`` (El Emam et al. 2022; DESIGN 3.1); lower is better.
+
+    ``utility`` must lie in [0, 1].
+    """
+    u = _check_number(utility, "utility")
+    if not 0.0 <= u <= 1.0:
+        raise RiskInputError(f"`0 <= utility <= 1` must hold, but got utility={utility!r}.")
+    w = risk_utility_weight(m, threshold=threshold, floor=floor)
+    return RiskUtilityLoss(
+        loss=-w * u, weight=w, m=float(m), utility=u, threshold=float(threshold), floor=float(floor)
+    )

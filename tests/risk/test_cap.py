@@ -1,0 +1,199 @@
+"""CAP family (DESIGN 4) against published examples, SDMetrics and a slow loop."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import risk
+from tests.data import load_acs
+
+
+def _table(cells: dict[tuple[str, str], int]) -> pd.DataFrame:
+    rows = [(s, h) for (s, h), n in cells.items() for _ in range(n)]
+    return pd.DataFrame(rows, columns=["smoker", "health"])
+
+
+# Baillargeon & Charest (2020), section 2.3: smoker (key) x health (target).
+ORIGINAL = _table({("yes", "sick"): 20, ("no", "sick"): 5, ("yes", "healthy"): 30,
+                   ("no", "healthy"): 45})
+SYNTHETIC = _table({("yes", "sick"): 8, ("no", "sick"): 7, ("yes", "healthy"): 25,
+                    ("no", "healthy"): 60})
+
+
+def _individual(frame_o, frame_s, smoker, health):
+    caps = risk.cap_per_record(frame_o, frame_s, keys=["smoker"], target="health")
+    mask = (frame_o["smoker"] == smoker) & (frame_o["health"] == health)
+    return caps[mask].iloc[0]
+
+
+@pytest.mark.parametrize(
+    ("health", "original", "synthetic"),
+    [("sick", 0.4, 0.2424), ("healthy", 0.6, 0.7576)],
+)
+def test_baillargeon_charest_smoker_example(health, original, synthetic):
+    assert _individual(ORIGINAL, ORIGINAL, "yes", health) == pytest.approx(original, abs=5e-5)
+    assert _individual(ORIGINAL, SYNTHETIC, "yes", health) == pytest.approx(synthetic, abs=5e-5)
+
+
+def test_smoker_example_averages_and_bounds():
+    res = risk.cap(ORIGINAL, SYNTHETIC, keys="smoker", target="health")
+    # every key appears in S, so v1 = v2; hand computation: (20*8/33 + 30*25/33 + 5*7/67
+    # + 45*60/67) / 100
+    expected = (20 * 8 / 33 + 30 * 25 / 33 + 5 * 7 / 67 + 45 * 60 / 67) / 100
+    assert res.cap_v1 == pytest.approx(expected)
+    assert res.cap_v2 == pytest.approx(expected)
+    own = (20 * 0.4 + 30 * 0.6 + 5 * 5 / 50 + 45 * 45 / 50) / 100
+    assert res.cap_original == pytest.approx(own)
+    assert res.baseline == pytest.approx(0.25**2 + 0.75**2)
+    assert res.lower_bound_v1 == pytest.approx(5 / 100)
+    assert res.lower_bound_v2 == pytest.approx(5 / 50)
+    assert res.protection_v1 == pytest.approx(1 - expected)
+    assert res.disco == 0.0 and res.tcap == 0.0
+
+
+def test_unmatched_keys_count_zero_in_v1_only():
+    orig = pd.DataFrame({"k": ["a", "a", "b", "c"], "t": [1, 2, 1, 1]})
+    syn = pd.DataFrame({"k": ["a", "a", "b"], "t": [1, 1, 1]})
+    res = risk.cap(orig, syn, keys="k", target="t", numeric_bins=None)
+    # CAPs: a/1 -> 1, a/2 -> 0, b/1 -> 1, c/1 unmatched
+    assert res.cap_v1 == pytest.approx(2 / 4)
+    assert res.cap_v2 == pytest.approx(2 / 3)
+    assert res.disco == pytest.approx(2 / 4)
+    # keys with a single synthetic target: a (target 1) and b; records there: 3, correct 2
+    assert res.tcap == pytest.approx(2 / 3)
+    per = risk.cap_per_record(orig, syn, keys="k", target="t", unmatched=np.nan)
+    assert per.isna().tolist() == [False, False, False, True]
+
+
+def _slow_cap(orig, syn, keys, target, nearest=False):
+    out = []
+    for i in range(len(orig)):
+        key = tuple(orig[keys].iloc[i])
+        dists = [
+            sum(a != b for a, b in zip(key, tuple(syn[keys].iloc[j]), strict=True))
+            for j in range(len(syn))
+        ]
+        best = min(dists) if nearest else 0
+        pool = [j for j, d in enumerate(dists) if d == best]
+        if not pool:
+            out.append(0.0)
+            continue
+        same = sum(syn[target].iloc[j] == orig[target].iloc[i] for j in pool)
+        out.append(same / len(pool))
+    return np.array(out)
+
+
+def _random_pair(seed, n_o, n_s, card):
+    rng = np.random.default_rng(seed)
+    def make(n):
+        cols = {f"k{j}": rng.integers(0, card, n) for j in range(2)}
+        return pd.DataFrame(cols | {"t": rng.integers(0, 3, n)})
+
+    return make(n_o), make(n_s)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n_o=st.integers(1, 20), n_s=st.integers(1, 20),
+       card=st.integers(1, 4), nearest=st.booleans())
+def test_vectorised_cap_equals_slow_loop(seed, n_o, n_s, card, nearest):
+    orig, syn = _random_pair(seed, n_o, n_s, card)
+    got = risk.cap_per_record(orig, syn, keys=["k0", "k1"], target="t",
+                              matching="nearest" if nearest else "exact")
+    np.testing.assert_allclose(got.to_numpy(), _slow_cap(orig, syn, ["k0", "k1"], "t", nearest))
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), n_o=st.integers(2, 20), n_s=st.integers(1, 20))
+def test_invariant_to_row_order_and_not_mutating(seed, n_o, n_s):
+    orig, syn = _random_pair(seed, n_o, n_s, 3)
+    before_o, before_s = orig.copy(), syn.copy()
+    res = risk.cap(orig, syn, keys=["k0", "k1"], target="t", holdout=orig.iloc[::-1])
+    pd.testing.assert_frame_equal(orig, before_o)
+    pd.testing.assert_frame_equal(syn, before_s)
+    shuffled = risk.cap(orig.sample(frac=1, random_state=1), syn.sample(frac=1, random_state=2),
+                        keys=["k0", "k1"], target="t", holdout=orig)
+    assert shuffled.cap_v1 == pytest.approx(res.cap_v1)
+    assert shuffled.cap_v2 == pytest.approx(res.cap_v2)
+    assert shuffled.tcap == pytest.approx(res.tcap)
+    assert res.difference_v1 == pytest.approx(0.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n_o=st.integers(1, 30), n_s=st.integers(1, 30))
+def test_lower_bounds_hold_for_sets_drawn_from_original_cells(seed, n_o, n_s):
+    # Baillargeon & Charest (2020): a synthetic set made of the original's key-target cells
+    # cannot go below o_min / n (v1) nor min o_kt / o_k (v2).
+    orig, _ = _random_pair(seed, n_o, 1, 3)
+    syn = orig.sample(n_s, replace=True, random_state=seed % 1000)
+    res = risk.cap(orig, syn, keys=["k0", "k1"], target="t")
+    assert res.cap_v1 >= res.lower_bound_v1 - 1e-12
+    assert res.cap_v2 >= res.lower_bound_v2 - 1e-12
+    assert res.cap_v2 <= 1.0 and res.cap_v1 <= res.cap_v2 + 1e-12
+
+
+def _sdmetrics(metric, real, syn, keys, target):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return metric.compute(real, syn, key_fields=keys, sensitive_fields=[target])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_agrees_with_sdmetrics_on_random_tables(seed):
+    from sdmetrics.single_table import (
+        CategoricalCAP,
+        CategoricalGeneralizedCAP,
+        CategoricalZeroCAP,
+    )
+
+    rng = np.random.default_rng(seed)
+    n = 300
+    real = pd.DataFrame({"a": rng.choice(list("xyzw"), n), "b": rng.choice(list("pq"), n),
+                         "c": rng.integers(0, 5, n), "t": rng.choice(list("LMN"), n)})
+    syn = pd.DataFrame({"a": rng.choice(list("xyzv"), n), "b": rng.choice(list("pqr"), n),
+                        "c": rng.integers(0, 6, n), "t": rng.choice(list("LMN"), n)})
+    keys = ["a", "b", "c"]
+    exact = risk.cap(real, syn, keys=keys, target="t")
+    nearest = risk.cap(real, syn, keys=keys, target="t", matching="nearest")
+    assert exact.protection_v2 == pytest.approx(_sdmetrics(CategoricalCAP, real, syn, keys, "t"))
+    zero = _sdmetrics(CategoricalZeroCAP, real, syn, keys, "t")
+    assert exact.protection_v1 == pytest.approx(zero)
+    assert nearest.protection_v2 == pytest.approx(
+        _sdmetrics(CategoricalGeneralizedCAP, real, syn, keys, "t"))
+
+
+def test_multiple_sets_are_averaged():
+    orig, syn = load_acs()
+    keys = ["SEX", "RACE", "MAR"]
+    res = risk.cap(orig, syn, keys=keys, target="DIS")
+    singles = [risk.cap(orig, s, keys=keys, target="DIS").cap_v1 for s in syn]
+    assert res.n_sets == 3
+    assert res.cap_v1 == pytest.approx(np.mean(singles))
+    assert [r.cap_v1 for r in res.per_set] == pytest.approx(singles)
+
+
+def test_hu_acs_cap_of_original():
+    # CAP of the original ACS sample with keys SEX, RACE, MAR and target DIS, checked here
+    # against an independent pandas group-by of the definition (Hu's course data).
+    orig, syn = load_acs()
+    res = risk.cap(orig, syn[0], keys=["SEX", "RACE", "MAR"], target="DIS")
+    key_n = orig.groupby(["SEX", "RACE", "MAR"])["DIS"].transform("size")
+    pair_n = orig.groupby(["SEX", "RACE", "MAR", "DIS"])["DIS"].transform("size")
+    assert res.cap_original == pytest.approx((pair_n / key_n).mean())
+    assert res.cap_original == pytest.approx(0.7224, abs=5e-5)
+    assert res.baseline < res.cap_original
+
+
+def test_numeric_target_is_binned():
+    rng = np.random.default_rng(0)
+    orig = pd.DataFrame({"k": rng.integers(0, 3, 200), "x": rng.normal(size=200)})
+    res = risk.cap(orig, orig, keys="k", target="x")
+    assert res.binned_columns == ("x",)
+    raw = risk.cap(orig, orig, keys="k", target="x", numeric_bins=None)
+    assert raw.cap_v1 == pytest.approx(raw.cap_original)
+    assert res.cap_v1 > raw.cap_v1

@@ -1,0 +1,73 @@
+"""ML attribute inference (DESIGN 5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.tree import DecisionTreeClassifier
+
+import risk
+from tests.data import load_acs, load_ce
+
+
+def test_categorical_target_on_acs_against_direct_sklearn():
+    orig, syn = load_acs()
+    keys = ["SEX", "RACE", "MAR", "LANX", "WAOB"]
+    res = risk.attribute_inference(orig, syn[0], keys=keys, target="DIS",
+                                   estimator=DecisionTreeClassifier(random_state=0))
+    # the same attack written out: one-hot keys, tree fitted on synthetic, scored on original
+    x_s = pd.get_dummies(syn[0][keys].astype(str))
+    x_o = pd.get_dummies(orig[keys].astype(str)).reindex(columns=x_s.columns, fill_value=0)
+    tree = DecisionTreeClassifier(random_state=0).fit(x_s, syn[0]["DIS"])
+    assert res.target_type == "categorical"
+    assert res.risk == pytest.approx(np.mean(tree.predict(x_o) == orig["DIS"]), abs=0.01)
+    assert res.protection == pytest.approx(1 - res.risk)
+    assert res.baseline == pytest.approx(np.mean(orig["DIS"] == syn[0]["DIS"].mode()[0]))
+    assert res.estimator == "DecisionTreeClassifier"
+
+
+def test_numeric_target_before_after_and_holdout():
+    ce = load_ce()
+    rng = np.random.default_rng(1)
+    idx = rng.permutation(len(ce))
+    train, holdout = ce.iloc[idx[:600]], ce.iloc[idx[600:]]
+    leaky = train.copy()  # releasing the training records themselves
+    res = risk.attribute_inference(train, leaky, keys=["UrbanRural", "Race", "Expenditure"],
+                                   target="Income", holdout=holdout, tolerance=0.1)
+    assert res.target_type == "numeric"
+    assert res.risk == pytest.approx(res.risk_original_model)
+    assert res.less_accurate_share == 0.0
+    assert res.mse == pytest.approx(res.mse_original_model)
+    assert res.holdout_risk is not None
+    assert res.difference == pytest.approx(res.risk - res.holdout_risk)
+    assert res.risk > res.holdout_risk  # members are easier to attack than non-members
+    noisy = train.assign(Income=lambda f: f["Income"].sample(frac=1, random_state=2).to_numpy())
+    worse = risk.attribute_inference(train, noisy, keys=["UrbanRural", "Race", "Expenditure"],
+                                     target="Income")
+    assert worse.risk < res.risk
+    assert worse.less_accurate_share > 0.5
+
+
+def test_tolerance_is_relative_to_true_value():
+    orig = pd.DataFrame({"k": [0, 1], "y": [100.0, 10.0]})
+    syn = pd.DataFrame({"k": [0, 1], "y": [109.0, 11.5]})
+    res = risk.attribute_inference(orig, syn, keys="k", target="y", tolerance=0.1,
+                                   estimator=__import__("sklearn.neighbors").neighbors
+                                   .KNeighborsRegressor(n_neighbors=1))
+    # 109 is within 10% of 100; 11.5 is not within 10% of 10 (it would be of the guess 11.5)
+    assert res.risk == pytest.approx(0.5)
+    assert res.median_relative_error == pytest.approx(np.median([0.09, 0.15]))
+
+
+def test_estimator_without_fit_predict_is_type_error():
+    df = pd.DataFrame({"k": [0, 1, 2], "y": ["a", "b", "a"]})
+    with pytest.raises(TypeError, match="fit and predict"):
+        risk.attribute_inference(df, df, keys="k", target="y", estimator=object())
+
+
+def test_user_estimator_is_not_fitted_in_place():
+    df = pd.DataFrame({"k": [0, 1, 2, 3], "y": ["a", "b", "a", "b"]})
+    est = DecisionTreeClassifier()
+    risk.attribute_inference(df, df, keys="k", target="y", estimator=est)
+    assert not hasattr(est, "tree_")
