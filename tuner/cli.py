@@ -1,0 +1,164 @@
+"""``risk-tuner``: run a study, the embedded demo, a report of trials, or a release.
+
+Exit codes: 0 success; 1 unexpected error; 2 bad configuration or input; 3 no release candidate
+(no trial met every constraint: the message says which failed how often and what to try).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import warnings
+from importlib import resources
+from pathlib import Path
+
+EXIT_OK, EXIT_ERROR, EXIT_CONFIG, EXIT_NO_RELEASE = 0, 1, 2, 3
+RUN_FILE = "run.json"
+
+
+def quiet_libraries() -> None:
+    """Silence library noise (SDV/SDMetrics warnings and bars, INFO logs) for the CLI only."""
+    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+    warnings.filterwarnings("ignore")
+    import mlflow  # noqa: F401  (mlflow sets up its own handlers at import; quiet them after)
+
+    for name in ("sdv", "sdmetrics", "rdt", "copulas", "ctgan", "mlflow", "alembic", "optuna",
+                 "SingleTableSynthesizer", "MultiTableSynthesizer", "matplotlib"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+def _load_config(path: str | None, **overrides: object):  # noqa: ANN202
+    from tuner import config
+
+    if path is None:
+        with resources.as_file(resources.files("tuner") / "demo.toml") as demo:
+            cfg = config.load(demo)
+    else:
+        cfg = config.load(Path(path))
+    return config.with_overrides(cfg, **overrides)
+
+
+def _save_run_file(cfg) -> None:  # noqa: ANN001
+    info = {"config": str(cfg.source), "study": cfg.study.name,
+            "overrides": {"output": str(cfg.study.output.resolve()),
+                          "n_trials": cfg.study.n_trials}}
+    (cfg.study.output / RUN_FILE).write_text(json.dumps(info, indent=2))
+
+
+def _config_from_dir(directory: str):  # noqa: ANN202
+    run_file = Path(directory) / RUN_FILE
+    if not run_file.exists():
+        raise FileNotFoundError(f"{run_file} not found: is {directory!r} an output folder of "
+                                "`risk-tuner run` or `risk-tuner demo`?")
+    info = json.loads(run_file.read_text())
+    return _load_config(info["config"], output=Path(info["overrides"]["output"]),
+                        n_trials=info["overrides"]["n_trials"])
+
+
+def _print_table(study) -> None:  # noqa: ANN001
+    from tuner.study import trials_frame
+
+    frame = trials_frame(study)
+    if frame.empty:
+        print("no finished trial yet")
+        return
+    cols = ["number", "state", "synthesizer", "utility", "m", "loss", "feasible"]
+    cols += [c for c in frame.columns if c.startswith("c.")]
+    with_pd = frame[cols].round(4)
+    print(with_pd.to_string(index=False))
+
+
+def _summary(cfg, ctx, release_dir: Path | None) -> None:  # noqa: ANN001
+    from tuner.tracking import ui_command
+
+    out = cfg.study.output.resolve()
+    print("\nResults")
+    print(f"  output folder : {out}")
+    print(f"  Optuna storage: {ctx.storage_url}")
+    print(f"  MLflow store  : {ctx.mlflow_uri}")
+    if release_dir is not None:
+        print(f"  release       : {release_dir.resolve()} (manifest.json, report.md, "
+              "synthetic.csv)")
+    print("Open the MLflow UI on them with:")
+    print(f"  {ui_command(ctx.mlflow_uri, out)}")
+    print("  then browse http://127.0.0.1:5000 (experiment "
+          f"{cfg.study.name!r}: one parent run per invocation, a nested run per trial)")
+
+
+def _run(cfg, *, progress: bool) -> int:  # noqa: ANN001
+    from tuner.release import NoFeasibleTrial, export
+    from tuner.study import prepare, run_study
+
+    ctx = prepare(cfg)
+    _save_run_file(cfg)
+    print(f"study {cfg.study.name!r}: {len(ctx.split.train)} training / "
+          f"{len(ctx.split.holdout)} holdout records, N = {cfg.data.population_size}, "
+          f"synthesisers {', '.join(cfg.study.synthesizers)}, budget {cfg.study.n_trials} "
+          f"trials, {cfg.study.workers} worker(s)")
+    study = run_study(ctx, progress=progress)
+    _print_table(study)
+    try:
+        folder = export(ctx, study)
+    except NoFeasibleTrial as exc:
+        _summary(cfg, ctx, None)
+        print(f"\nNO RELEASE CANDIDATE.\n{exc}", file=sys.stderr)
+        return EXIT_NO_RELEASE
+    _summary(cfg, ctx, folder)
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="risk-tuner", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_run = sub.add_parser("run", help="run or resume the study of a TOML config")
+    p_run.add_argument("config")
+    p_demo = sub.add_parser("demo", help="run the embedded demo (Fair's affairs survey)")
+    for p in (p_run, p_demo):
+        p.add_argument("--trials", type=int, help="trial budget (overrides study.n_trials)")
+        p.add_argument("--output", type=Path, help="output folder (overrides study.output)")
+        p.add_argument("--workers", type=int, help="worker processes on this machine")
+        p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p_demo.set_defaults(output=None)
+    p_report = sub.add_parser("report", help="table of the trials in an output folder")
+    p_report.add_argument("directory")
+    p_release = sub.add_parser("release", help="export the release candidate of a folder")
+    p_release.add_argument("directory")
+    args = parser.parse_args(argv)
+    quiet_libraries()
+
+    from tuner.config import ConfigError
+    from tuner.release import NoFeasibleTrial, export
+    from tuner.study import open_study, prepare
+
+    try:
+        if args.command in ("run", "demo"):
+            output = args.output
+            if args.command == "demo" and output is None:
+                output = Path("demo-output")
+            cfg = _load_config(args.config if args.command == "run" else None,
+                               n_trials=args.trials, output=output, workers=args.workers)
+            return _run(cfg, progress=not args.no_progress)
+        cfg = _config_from_dir(args.directory)
+        ctx = prepare(cfg)
+        study = open_study(ctx)
+        if args.command == "report":
+            _print_table(study)
+            return EXIT_OK
+        folder = export(ctx, study)
+        _summary(cfg, ctx, folder)
+        return EXIT_OK
+    except NoFeasibleTrial as exc:
+        print(f"NO RELEASE CANDIDATE.\n{exc}", file=sys.stderr)
+        return EXIT_NO_RELEASE
+    except (ConfigError, FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    except KeyboardInterrupt:
+        print("interrupted; run the same command again to resume", file=sys.stderr)
+        return EXIT_ERROR

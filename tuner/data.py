@@ -1,0 +1,127 @@
+"""Reading the custodian's table, the study's one seeded split, and SDV metadata from dtypes.
+
+Metadata is built from dtypes rather than detected: SDV's detection stores exact category lists
+and ranges of the real data (and may declare a unique column a primary key and anonymise it).
+Ours holds only column names and sdtypes, so nothing of the data's values travels with it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sdv.metadata import Metadata
+
+TABLE = "table"
+CATEGORY_LIMIT = 20
+
+
+@dataclasses.dataclass(frozen=True)
+class Split:
+    """The study's train/holdout split (DESIGN 2), as positions into the real table."""
+
+    train: pd.DataFrame
+    holdout: pd.DataFrame
+    train_positions: np.ndarray
+    holdout_positions: np.ndarray
+
+
+BUILTIN = {"builtin:fair": "Fair's affairs survey, statsmodels.api.datasets.fair (6,366 women)"}
+
+
+def read_builtin(name: str) -> pd.DataFrame:
+    """The embedded demo data, loaded from the installed statsmodels package."""
+    if name != "builtin:fair":
+        raise ValueError(f"unknown built-in dataset {name!r}; known: {sorted(BUILTIN)}")
+    from statsmodels.api import datasets
+
+    return datasets.fair.load_pandas().data.copy()
+
+
+def read_table(path: Path, columns: list[str] | None = None) -> pd.DataFrame:
+    """Read a CSV or Parquet file; ``columns`` keeps a subset (an unknown name is an error)."""
+    if str(path).startswith("builtin:"):
+        frame = read_builtin(str(path))
+        return frame[columns] if columns else frame
+    if not path.exists():
+        raise FileNotFoundError(f"data file {str(path)!r} does not exist")
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        frame = pd.read_csv(path)
+    elif suffix in (".parquet", ".pq"):
+        frame = pd.read_parquet(path)
+    else:
+        raise ValueError(f"data file {str(path)!r} must end in .csv or .parquet, got {suffix!r}")
+    if columns is not None:
+        missing = [c for c in columns if c not in frame.columns]
+        if missing:
+            raise ValueError(
+                f"data.columns names {missing!r}, not in {str(path)!r} (columns: "
+                f"{list(frame.columns)!r})"
+            )
+        frame = frame[columns]
+    if frame.empty:
+        raise ValueError(f"data file {str(path)!r} has no rows")
+    return frame
+
+
+def fingerprint(frame: pd.DataFrame) -> str:
+    """SHA-256 of the table's content (order-sensitive): identifies data, reveals none."""
+    hashed = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    digest = hashlib.sha256(hashed.tobytes())
+    digest.update(",".join(map(str, frame.columns)).encode())
+    return digest.hexdigest()
+
+
+def split(
+    frame: pd.DataFrame, *, train_fraction: float, seed: int, stratify: str | None = None
+) -> Split:
+    """One seeded split into train and holdout, stratified on a column if asked."""
+    rng = np.random.default_rng(seed)
+    n = len(frame)
+    if stratify is None:
+        order = rng.permutation(n)
+        n_train = int(round(train_fraction * n))
+        train_pos = np.sort(order[:n_train])
+    else:
+        groups = frame[stratify].astype("string").fillna("<NA>").to_numpy()
+        chosen = []
+        for value in np.unique(groups):
+            members = np.flatnonzero(groups == value)
+            k = int(round(train_fraction * members.size))
+            chosen.append(rng.choice(members, size=k, replace=False))
+        train_pos = np.sort(np.concatenate(chosen))
+    mask = np.zeros(n, dtype=bool)
+    mask[train_pos] = True
+    hold_pos = np.flatnonzero(~mask)
+    if train_pos.size < 2 or hold_pos.size < 2:
+        raise ValueError(
+            f"split.train_fraction={train_fraction} leaves {train_pos.size} training and "
+            f"{hold_pos.size} holdout records; both need at least 2"
+        )
+    return Split(
+        train=frame.iloc[train_pos].reset_index(drop=True),
+        holdout=frame.iloc[hold_pos].reset_index(drop=True),
+        train_positions=train_pos,
+        holdout_positions=hold_pos,
+    )
+
+
+def sdtype(series: pd.Series) -> str:
+    """numerical, datetime, boolean or categorical (integers with few values are categories)."""
+    if pd.api.types.is_bool_dtype(series):
+        return "boolean"
+    if pd.api.types.is_datetime64_any_dtype(series):
+        return "datetime"
+    if pd.api.types.is_numeric_dtype(series):
+        return "numerical" if series.nunique() > CATEGORY_LIMIT else "categorical"
+    return "categorical"
+
+
+def metadata_for(frame: pd.DataFrame) -> Metadata:
+    """SDV metadata holding only column names and sdtypes (no values, no keys)."""
+    columns = {str(c): {"sdtype": sdtype(frame[c])} for c in frame.columns}
+    return Metadata.load_from_dict({"tables": {TABLE: {"columns": columns}}})

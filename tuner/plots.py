@@ -1,0 +1,85 @@
+"""Plots people would rather look at than tables (PNG, matplotlib's Agg backend)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+
+def risk_utility(trials: pd.DataFrame, path: Path, *, threshold: float = 0.2) -> Path:
+    """U against M for every completed trial, the M = threshold line, feasible trials filled."""
+    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    for name, group in trials.groupby("synthesizer"):
+        feas = group["feasible"].astype(bool)
+        pts = ax.scatter(group.loc[feas, "m"], group.loc[feas, "utility"], label=f"{name}", s=36)
+        ax.scatter(group.loc[~feas, "m"], group.loc[~feas, "utility"], s=36,
+                   facecolors="none", edgecolors=pts.get_facecolor())
+    ax.axvline(threshold, color="crimson", ls="--", lw=1, label=f"M = {threshold}")
+    ax.set_xlabel("membership disclosure M (relative F1)")
+    ax.set_ylabel("utility U")
+    ax.set_title("Risk-utility map (filled: all constraints met)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def history(trials: pd.DataFrame, path: Path) -> Path:
+    """Loss per trial, and the best feasible loss so far."""
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    t = trials.sort_values("number")
+    ax.scatter(t["number"], t["loss"], c=np.where(t["feasible"], "tab:blue", "lightgray"), s=24,
+               label="trial loss (gray: infeasible)")
+    best = t["loss"].where(t["feasible"]).cummin()
+    ax.step(t["number"], best, where="post", color="tab:green", label="best feasible")
+    ax.set_xlabel("trial")
+    ax.set_ylabel("risk-utility loss (lower is better)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def f1_curve(f1_by_threshold: tuple[float, ...], f_naive: float, chosen: int, path: Path) -> Path:
+    """The adversary's F1 for every Hamming threshold h, against the naive F1."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    hs = np.arange(len(f1_by_threshold))
+    ax.plot(hs, f1_by_threshold, marker="o", label="F1 of the partition attack")
+    ax.axhline(f_naive, color="gray", ls="--", label=f"naive F1 = {f_naive:.3f}")
+    ax.axvline(chosen, color="crimson", lw=1, ls=":", label=f"h used = {chosen}")
+    ax.set_xlabel("Hamming threshold h")
+    ax.set_ylabel("F1")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def cap_scatter(cap_original: np.ndarray, cap_synthetic: np.ndarray, target: str,
+                path: Path, *, seed: int = 0) -> Path:
+    """Record-level CAP under the original vs under the synthetic data (jittered)."""
+    rng = np.random.default_rng(seed)
+    jitter = lambda n: rng.uniform(-0.01, 0.01, n)  # noqa: E731
+    fig, ax = plt.subplots(figsize=(5, 5))
+    n = cap_original.size
+    ax.scatter(cap_original + jitter(n), cap_synthetic + jitter(n), s=4, alpha=0.25)
+    ax.plot([0, 1], [0, 1], color="crimson", lw=1, ls="--", label="same risk")
+    ax.set_xlim(-0.03, 1.03)
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_xlabel("CAP under the original data")
+    ax.set_ylabel("CAP under the synthetic data")
+    ax.set_title(f"Record-level CAP, target {target!r}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

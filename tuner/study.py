@@ -1,0 +1,284 @@
+"""The Optuna study: storage, resumption, workers, progress, and a tracked trial.
+
+Storage defaults to ``sqlite:///OUT/study.db``; running the same command again resumes the study
+(the budget ``n_trials`` counts every finished trial, across invocations and workers). Several
+processes may work on one study (``workers = K`` or K invocations). Trials and MLflow runs left
+"running" by a killed process on this host are marked FAILED at the next start; Optuna's
+heartbeat does the same for trials of other hosts after its grace period.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import multiprocessing as mp
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+import optuna
+import pandas as pd
+from optuna.trial import FrozenTrial, TrialState
+
+from tuner import plots
+from tuner.config import Config
+from tuner.data import Split, fingerprint, read_table, split
+from tuner.objective import ask_params, evaluate
+from tuner.seeding import derive
+from tuner.tracking import Tracker, default_uri, pid_alive
+
+FINISHED = (TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)
+
+
+@dataclasses.dataclass(frozen=True)
+class Context:
+    """What every worker needs, rebuilt identically in each process from the config."""
+
+    cfg: Config
+    frame: pd.DataFrame
+    split: Split
+    storage_url: str
+    mlflow_uri: str
+
+    @property
+    def output(self) -> Path:
+        return self.cfg.study.output
+
+
+def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
+    """Read the data and make the study's one seeded split."""
+    out = cfg.study.output
+    out.mkdir(parents=True, exist_ok=True)
+    if frame is None:
+        cols = list(cfg.data.columns) if cfg.data.columns else None
+        frame = read_table(cfg.data.path, cols)
+    sp = split(frame, train_fraction=cfg.data.train_fraction, seed=derive(cfg.study.seed, 0),
+               stratify=cfg.data.stratify)
+    storage = cfg.study.storage or f"sqlite:///{(out / 'study.db').resolve()}"
+    return Context(cfg, frame, sp, storage, cfg.study.mlflow_uri or default_uri(out))
+
+
+def _storage(url: str) -> optuna.storages.BaseStorage:
+    if url.startswith(("sqlite", "postgresql", "mysql")):
+        return optuna.storages.RDBStorage(url, heartbeat_interval=10, grace_period=60,
+                                          engine_kwargs={"connect_args": {"timeout": 60}}
+                                          if url.startswith("sqlite") else {})
+    return optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(url))
+
+
+def _sampler(cfg: Config, worker: int) -> optuna.samplers.BaseSampler:
+    # Optuna 5's TPE reads the constraints each trial sets (constraints_func is deprecated)
+    return optuna.samplers.TPESampler(
+        seed=derive(cfg.study.seed, 1, worker),
+        n_startup_trials=min(10, cfg.study.n_trials), multivariate=True, group=True,
+    )
+
+
+def open_study(ctx: Context, worker: int = 0) -> optuna.Study:
+    study = optuna.create_study(
+        study_name=ctx.cfg.study.name, storage=_storage(ctx.storage_url),
+        sampler=_sampler(ctx.cfg, worker), direction="minimize", load_if_exists=True,
+    )
+    fp = fingerprint(ctx.frame)
+    known = study.user_attrs.get("data_fingerprint")
+    if known is None:
+        study.set_user_attr("data_fingerprint", fp)
+        study.set_user_attr("seed", ctx.cfg.study.seed)
+        study.set_user_attr("n_train", len(ctx.split.train))
+    elif known != fp:
+        raise RuntimeError(
+            f"study {ctx.cfg.study.name!r} in {ctx.storage_url} was run on other data "
+            f"(fingerprint {known[:12]}..., now {fp[:12]}...); use another study.name or output"
+        )
+    return study
+
+
+def fail_orphan_trials(study: optuna.Study) -> int:
+    """Mark RUNNING trials whose process on this host is gone as FAILED."""
+    host = socket.gethostname()
+    fixed = 0
+    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        pid = t.user_attrs.get("pid")
+        if t.user_attrs.get("host") == host and pid and not pid_alive(int(pid)):
+            study._storage.set_trial_user_attr(t._trial_id, "fail_reason",
+                                               "process died (killed?) during the trial")
+            study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
+            fixed += 1
+    return fixed
+
+
+class TrackedObjective:
+    """Optuna objective: one evaluated trial, mirrored as a nested MLflow run."""
+
+    def __init__(self, ctx: Context, tracker: Tracker, parent_run: str, threads: int) -> None:
+        self.ctx, self.tracker, self.parent, self.threads = ctx, tracker, parent_run, threads
+
+    def __call__(self, trial: optuna.Trial) -> float:
+        cfg = self.ctx.cfg
+        seed = derive(cfg.study.seed, 2, trial.number)
+        trial.set_user_attr("pid", os.getpid())
+        trial.set_user_attr("host", socket.gethostname())
+        trial.set_user_attr("seed", seed)
+        name, params = ask_params(trial, cfg)
+        run = self.tracker.start(f"trial-{trial.number:04d}-{name}", parent=self.parent,
+                                 tags={"synthesizer": name, "optuna_trial": trial.number})
+        self.tracker.log(run, params={"synthesizer": name, "seed": seed, **params})
+        try:
+            ev = evaluate(cfg, self.ctx.split, name, params, seed=seed, threads=self.threads)
+        except Exception as exc:
+            reason = f"{type(exc).__name__}: {exc}"[:2000]
+            trial.set_user_attr("fail_reason", reason)
+            self.tracker.log(run, tags={"state": "FAIL", "feasible": False,
+                                        "fail_reason": reason})
+            self.tracker.end(run, "FAILED")
+            raise
+        for key, value in ev.constraints.items():
+            trial.set_constraint(key, value)
+        metrics = ev.metrics()
+        trial.set_user_attr("metrics", metrics)
+        trial.set_user_attr("mlflow_run_id", run)
+        self.tracker.log(run, metrics=metrics,
+                         tags={"state": "COMPLETE", "feasible": ev.feasible})
+        self.tracker.log_json(run, "risk_results.json", ev.risk_results())
+        curve = Path(self.ctx.output / "tmp" / f"f1_curve_{trial.number}.png")
+        curve.parent.mkdir(exist_ok=True)
+        plots.f1_curve(ev.membership.f1_by_threshold, ev.membership.f_naive,
+                       ev.membership.hamming_threshold, curve)
+        self.tracker.log_file(run, curve)
+        curve.unlink()
+        self.tracker.end(run, "FINISHED")
+        return ev.loss.loss
+
+
+def finished(study: optuna.Study) -> int:
+    return len(study.get_trials(deepcopy=False, states=FINISHED))
+
+
+def best_feasible(study: optuna.Study) -> FrozenTrial | None:
+    feasible = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+                if t.constraints and all(v <= 0 for v in t.constraints.values())]
+    return min(feasible, key=lambda t: t.value) if feasible else None
+
+
+def _threads(workers: int) -> int:
+    return max(1, (os.cpu_count() or 1) // workers)
+
+
+def _optimize(ctx: Context, worker: int, parent_run: str, budget: int,
+              callbacks: list[Any] | None = None) -> None:
+    study = open_study(ctx, worker)
+    tracker = Tracker(ctx.mlflow_uri, ctx.cfg.study.name, ctx.output)
+    objective = TrackedObjective(ctx, tracker, parent_run, _threads(ctx.cfg.study.workers))
+    stop = optuna.study.MaxTrialsCallback(budget, states=FINISHED)
+    study.optimize(objective, n_trials=budget, timeout=ctx.cfg.study.timeout,
+                   catch=(Exception,), callbacks=[stop, *(callbacks or [])],
+                   gc_after_trial=True)
+
+
+def _worker_main(cfg: Config, worker: int, parent_run: str, budget: int) -> None:
+    from tuner.cli import quiet_libraries
+
+    quiet_libraries()
+    _optimize(prepare(cfg), worker, parent_run, budget)
+
+
+def trials_frame(study: optuna.Study) -> pd.DataFrame:
+    """One row per finished trial: synthesiser, U, M, constraints, loss, state."""
+    rows = []
+    for t in study.get_trials(deepcopy=False, states=FINISHED):
+        m = t.user_attrs.get("metrics", {})
+        rows.append({
+            "number": t.number, "state": t.state.name,
+            "synthesizer": t.params.get("synthesizer"),
+            "utility": m.get("utility", math.nan), "m": m.get("m", math.nan),
+            "loss": t.value if t.value is not None else math.nan,
+            "feasible": bool(t.constraints) and all(v <= 0 for v in t.constraints.values()),
+            **{f"c.{k}": v for k, v in t.constraints.items()},
+            "seconds": (t.datetime_complete - t.datetime_start).total_seconds()
+            if t.datetime_complete and t.datetime_start else math.nan,
+            "fail_reason": t.user_attrs.get("fail_reason", ""),
+        })
+    return pd.DataFrame(rows)
+
+
+def run_study(ctx: Context, *, progress: bool = True) -> optuna.Study:
+    """Run (or resume) the study to its budget with ``workers`` processes; log the parent run."""
+    cfg = ctx.cfg
+    tracker = Tracker(ctx.mlflow_uri, cfg.study.name, ctx.output)  # creates the DB up front
+    study = open_study(ctx)
+    fixed = fail_orphan_trials(study) + tracker.fail_orphans()
+    if fixed:
+        print(f"marked {fixed} trial(s)/run(s) left running by a dead process as FAILED")
+    parent = tracker.start(f"study-{time.strftime('%Y%m%d-%H%M%S')}",
+                           tags={"role": "invocation"})
+    tracker.log(parent, params={
+        "synthesizers": ",".join(cfg.study.synthesizers), "n_trials": cfg.study.n_trials,
+        "seed": cfg.study.seed, "population_size": cfg.data.population_size,
+        "train_fraction": cfg.data.train_fraction, "workers": cfg.study.workers,
+        "utility_metric": cfg.utility.metric, "m_threshold": cfg.risk.m_threshold,
+        "data_fingerprint": fingerprint(ctx.frame)[:16],
+    })
+    done = finished(study)
+    status = "FINISHED"
+    try:
+        if done < cfg.study.n_trials:
+            procs = [mp.get_context("spawn").Process(
+                target=_worker_main, args=(cfg, w, parent, cfg.study.n_trials), daemon=False)
+                for w in range(1, cfg.study.workers)]
+            for p in procs:
+                p.start()
+            bar = _progress(cfg.study.n_trials, done, progress)
+            _optimize(ctx, 0, parent, cfg.study.n_trials, callbacks=[bar])
+            for p in procs:
+                p.join()
+            bar.close()
+    except BaseException:
+        status = "KILLED"
+        raise
+    finally:
+        _finish_parent(tracker, parent, study, cfg, status)
+    return study
+
+
+def _finish_parent(tracker: Tracker, parent: str, study: optuna.Study, cfg: Config,
+                   status: str) -> None:
+    frame = trials_frame(study)
+    complete = frame[frame["state"] == "COMPLETE"] if len(frame) else frame
+    if len(complete):
+        tmp = cfg.study.output / "tmp"
+        tmp.mkdir(exist_ok=True)
+        for path in (plots.risk_utility(complete, tmp / "risk_utility.png",
+                                        threshold=cfg.risk.m_threshold),
+                     plots.history(complete, tmp / "optimization_history.png")):
+            tracker.log_file(parent, path)
+            path.unlink()
+    best = best_feasible(study)
+    tracker.log(parent, metrics={
+        "trials_finished": len(frame), "trials_complete": len(complete),
+        "trials_feasible": int(complete["feasible"].sum()) if len(complete) else 0,
+        **({"best_feasible_loss": best.value} if best and best.value is not None else {}),
+    })
+    tracker.end(parent, status)
+
+
+class _progress:
+    """tqdm bar of finished trials (all workers), best feasible loss and elapsed time."""
+
+    def __init__(self, total: int, done: int, enabled: bool) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=total, initial=done, desc="trials", unit="trial",
+                        disable=not enabled, dynamic_ncols=True)
+
+    def __call__(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        self.bar.n = min(self.bar.total, finished(study))
+        best = best_feasible(study)
+        self.bar.set_postfix_str(
+            f"best feasible loss {best.value:.4f}" if best and best.value is not None
+            else "no feasible trial yet")
+        self.bar.refresh()
+
+    def close(self) -> None:
+        self.bar.close()

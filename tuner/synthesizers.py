@@ -1,0 +1,76 @@
+"""Building, fitting and sampling the synthesisers, seeded and timed."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+import pandas as pd
+from sdv.single_table import (
+    CopulaGANSynthesizer,
+    CTGANSynthesizer,
+    GaussianCopulaSynthesizer,
+    TVAESynthesizer,
+)
+
+from tuner.cart import CARTSynthesizer
+from tuner.data import TABLE, metadata_for
+from tuner.seeding import seeded
+from tuner.spaces import decode
+
+CLASSES: dict[str, type] = {
+    "gaussian_copula": GaussianCopulaSynthesizer,
+    "cart": CARTSynthesizer,
+    "ctgan": CTGANSynthesizer,
+    "copulagan": CopulaGANSynthesizer,
+    "tvae": TVAESynthesizer,
+}
+NEURAL = ("ctgan", "copulagan", "tvae")
+
+
+@dataclasses.dataclass(frozen=True)
+class Synthesis:
+    """Synthetic data and how long it took."""
+
+    synthetic: pd.DataFrame
+    fit_seconds: float
+    sample_seconds: float
+
+
+def build(name: str, params: dict[str, Any], frame: pd.DataFrame, *, seed: int,
+          device: str = "cpu") -> Any:
+    """A synthesiser ``name`` with decoded ``params`` for a table shaped like ``frame``."""
+    kwargs = decode(params)
+    if name in NEURAL:
+        kwargs["enable_gpu"] = device == "cuda"
+    if name == "cart":
+        kwargs["random_state"] = seed
+    return CLASSES[name](metadata_for(frame), **kwargs)
+
+
+def synthesize(
+    name: str,
+    params: dict[str, Any],
+    train: pd.DataFrame,
+    *,
+    seed: int,
+    num_rows: int | None = None,
+    device: str = "cpu",
+    threads: int = 1,
+) -> Synthesis:
+    """Fit on ``train`` and sample ``num_rows`` (default ``len(train)``), reproducibly.
+
+    Fit runs with Python, NumPy and torch seeded from ``seed`` and torch limited to ``threads``
+    threads; sampling uses the synthesiser's own seeded generator.
+    """
+    synth = build(name, params, train, seed=seed, device=device)
+    with seeded(seed, threads=threads):
+        start = time.perf_counter()
+        synth.fit({TABLE: train})
+        fit_seconds = time.perf_counter() - start
+        synth._set_random_state(seed)  # SDV's own hook for the sampling generator
+        start = time.perf_counter()
+        synthetic = synth.sample(num_rows or len(train))[TABLE]
+        sample_seconds = time.perf_counter() - start
+    return Synthesis(synthetic.reset_index(drop=True), fit_seconds, sample_seconds)

@@ -1,0 +1,117 @@
+"""MLflow tracking: one experiment per study, a parent run per invocation, a child per trial.
+
+Stores default to the output folder: ``sqlite:///OUT/mlflow.db`` with artifacts in
+``OUT/mlartifacts`` (MLflow 3's defaults would put both in the current directory). Telemetry is
+turned off (there is no network). Only numbers, parameters, tags and plots are logged: never
+real records, SDV metadata or model pickles.
+
+Runs are tagged with the host and process id that own them, so a later invocation can mark the
+runs of a killed process as FAILED instead of leaving them "running" forever.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import tempfile
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+os.environ.setdefault("DO_NOT_TRACK", "true")
+
+from mlflow.entities import Metric, Param, RunTag  # noqa: E402
+from mlflow.tracking import MlflowClient  # noqa: E402
+
+HOST_TAG = "risk_tuner.host"
+PID_TAG = "risk_tuner.pid"
+
+
+def default_uri(output: Path) -> str:
+    return f"sqlite:///{(output / 'mlflow.db').resolve()}"
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def ui_command(uri: str, output: Path) -> str:
+    return (f"mlflow ui --backend-store-uri {uri} "
+            f"--default-artifact-root {(output / 'mlartifacts').resolve()} --port 5000")
+
+
+class Tracker:
+    """Thin wrapper over ``MlflowClient`` for the study's runs."""
+
+    def __init__(self, uri: str, experiment: str, output: Path) -> None:
+        self.uri = uri
+        self.client = MlflowClient(tracking_uri=uri)
+        found = self.client.get_experiment_by_name(experiment)
+        if found is None:
+            artifacts = (output / "mlartifacts").resolve()
+            artifacts.mkdir(parents=True, exist_ok=True)
+            self.experiment_id = self.client.create_experiment(
+                experiment, artifact_location=artifacts.as_uri()
+            )
+        else:
+            self.experiment_id = found.experiment_id
+
+    def _owner_tags(self) -> dict[str, str]:
+        return {HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}
+
+    def start(self, name: str, *, parent: str | None = None, tags: dict[str, str] | None = None
+              ) -> str:
+        all_tags = {"mlflow.runName": name, **self._owner_tags(), **(tags or {})}
+        if parent:
+            all_tags["mlflow.parentRunId"] = parent
+        run = self.client.create_run(self.experiment_id, tags=all_tags, run_name=name)
+        return str(run.info.run_id)
+
+    def log(self, run_id: str, *, metrics: dict[str, float] | None = None,
+            params: dict[str, Any] | None = None, tags: dict[str, Any] | None = None) -> None:
+        import math
+        import time
+
+        now = int(time.time() * 1000)
+        self.client.log_batch(
+            run_id,
+            metrics=[Metric(k, float(v), now, 0) for k, v in (metrics or {}).items()
+                     if math.isfinite(float(v))],
+            params=[Param(k, str(v)[:6000]) for k, v in (params or {}).items()],
+            tags=[RunTag(k, str(v)) for k, v in (tags or {}).items()],
+        )
+
+    def log_json(self, run_id: str, name: str, payload: Any) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / name
+            path.write_text(json.dumps(payload, indent=2, default=str))
+            self.client.log_artifact(run_id, str(path))
+
+    def log_file(self, run_id: str, path: Path) -> None:
+        self.client.log_artifact(run_id, str(path))
+
+    def end(self, run_id: str, status: str = "FINISHED") -> None:
+        self.client.set_terminated(run_id, status)
+
+    def fail_orphans(self) -> int:
+        """Mark RUNNING runs whose owning process on this host is gone as FAILED."""
+        host = socket.gethostname()
+        fixed = 0
+        runs = self.client.search_runs([self.experiment_id], "attributes.status = 'RUNNING'",
+                                       max_results=5000)
+        for run in runs:
+            tags = run.data.tags
+            pid = tags.get(PID_TAG)
+            if tags.get(HOST_TAG) == host and pid and not pid_alive(int(pid)):
+                self.client.set_tag(run.info.run_id, "risk_tuner.note",
+                                    "owning process died (killed?); marked FAILED on resume")
+                self.client.set_terminated(run.info.run_id, "FAILED")
+                fixed += 1
+        return fixed

@@ -1,0 +1,91 @@
+"""Utility U in [0, 1], higher is better (DESIGN section 7)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.compose import ColumnTransformer
+from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+from sklearn.metrics import f1_score, r2_score
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder
+
+from risk._encode import combine, encode
+from risk._validation import column_kinds
+from tuner.data import metadata_for, sdtype
+
+
+def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame) -> float:
+    """SDMetrics' single-table Quality Report overall score (column shapes and pair trends)."""
+    from sdmetrics.reports.single_table import QualityReport
+
+    report = QualityReport()
+    meta = metadata_for(real).to_dict()["tables"]
+    report.generate(real, synthetic, next(iter(meta.values())), verbose=False)
+    return float(report.get_score())
+
+
+def hellinger(real: pd.DataFrame, synthetic: pd.DataFrame, *, bins: int = 20) -> float:
+    """``1 - H`` for the Hellinger distance H between the joint distributions of all columns.
+
+    Columns are encoded jointly (numeric ones cut into ``bins`` equal-width bins, DESIGN 3.3);
+    each record becomes one cell of the full cross-classification, and
+    ``H = sqrt(1 - sum_c sqrt(p_c q_c))``.
+    """
+    cols = list(real.columns)
+    frames = {"real": real, "synthetic": synthetic}
+    enc = encode([real, synthetic], cols, column_kinds(frames, cols), numeric_bins=bins)
+    ids = combine(np.concatenate(enc.codes), enc.cardinalities)
+    cell, inverse = np.unique(ids, return_inverse=True)
+    p = np.bincount(inverse[: len(real)], minlength=cell.size) / len(real)
+    q = np.bincount(inverse[len(real):], minlength=cell.size) / len(synthetic)
+    bc = float(np.sum(np.sqrt(p * q)))
+    return 1.0 - float(np.sqrt(max(0.0, 1.0 - bc)))
+
+
+def efficacy(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.DataFrame, *,
+             target: str, seed: int) -> float:
+    """Train-on-synthetic/test-on-real score over train-on-real, clipped to [0, 1].
+
+    A random forest (seeded) predicts ``target`` from every other column; score is macro F1
+    for a categorical target and R^2 for a numeric one, both measured on ``holdout``.
+    """
+    features = [c for c in train.columns if c != target]
+    categorical = [c for c in features if sdtype(train[c]) != "numerical"]
+    numeric_target = sdtype(train[target]) == "numerical"
+
+    def model() -> Pipeline:
+        prep = ColumnTransformer(
+            [("cat", OneHotEncoder(handle_unknown="ignore"), categorical)],
+            remainder="passthrough",
+        )
+        est = (RandomForestRegressor if numeric_target else RandomForestClassifier)(
+            n_estimators=100, random_state=seed, n_jobs=1
+        )
+        return Pipeline([("prep", prep), ("model", est)])
+
+    def score(fitted: Pipeline) -> float:
+        pred = fitted.predict(holdout[features])
+        if numeric_target:
+            return float(r2_score(holdout[target], pred))
+        return float(f1_score(holdout[target].astype(str), np.asarray(pred).astype(str),
+                              average="macro"))
+
+    def fit(frame: pd.DataFrame) -> Pipeline:
+        y = frame[target] if numeric_target else frame[target].astype(str)
+        x = frame[features].copy()
+        for c in categorical:
+            x[c] = x[c].astype(str)
+        return model().fit(x, y)
+
+    hold = holdout.copy()
+    for c in categorical:
+        hold[c] = hold[c].astype(str)
+    holdout = hold
+    real_score = score(fit(train))
+    if real_score <= 0:
+        return 0.0
+    return float(np.clip(score(fit(synthetic)) / real_score, 0.0, 1.0))
+
+
+__all__ = ["efficacy", "hellinger", "quality_report"]
