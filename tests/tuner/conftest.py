@@ -1,0 +1,62 @@
+"""Helpers for tuner tests: tiny configs on the embedded Fair data."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tuner import config
+
+TINY_SPACES = """
+[space.ctgan]
+epochs = [1, 2]
+batch_size = [100]
+[space.tvae]
+epochs = [1, 2]
+batch_size = [100]
+[space.copulagan]
+epochs = [1, 2]
+batch_size = [100]
+"""
+
+
+def write_config(folder: Path, *, synthesizers=("cart", "gaussian_copula"), n_trials=3,
+                 extra_risk: str = "", extra: str = "", workers: int = 1,
+                 name: str = "t") -> Path:
+    text = textwrap.dedent(f"""
+    [data]
+    path = "builtin:fair"
+    population_size = 100000
+    train_fraction = 0.5
+
+    [study]
+    name = "{name}"
+    synthesizers = {list(synthesizers)!r}
+    n_trials = {n_trials}
+    seed = 7
+    workers = {workers}
+    output = "out"
+
+    [risk]
+    repeats = 20
+    cap_keys = ["age", "yrs_married", "children", "religious"]
+    cap_targets = ["affairs"]
+    inference_targets = ["affairs"]
+    {extra_risk}
+
+    [utility]
+    metric = "hellinger"
+    """).replace("'", '"') + TINY_SPACES + extra
+    path = folder / "study.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def tiny_config(tmp_path):
+    def make(**kwargs):
+        return config.load(write_config(tmp_path, **kwargs))
+
+    return make

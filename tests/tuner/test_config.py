@@ -1,0 +1,74 @@
+"""Bad configs are clear errors; good ones parse; spaces only narrow."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.tuner.conftest import write_config
+from tuner import config, spaces
+from tuner.cli import main
+
+
+def test_good_config_parses(tmp_path):
+    cfg = config.load(write_config(tmp_path))
+    assert cfg.data.population_size == 100000
+    assert cfg.study.output == tmp_path / "out"
+    assert cfg.risk.cap_targets == ("affairs",)
+    assert cfg.spaces["ctgan"]["epochs"] == [1, 2]
+
+
+@pytest.mark.parametrize(("extra", "match"), [
+    ("[bogus]\nx = 1\n", "unknown section"),
+    ("[space.ctgan2]\nepochs = [1, 2]\n", "not a synthesiser"),
+    ("[space.cart]\nleaves = [1, 2]\n", "unknown parameter"),
+])
+def test_bad_sections(tmp_path, extra, match):
+    with pytest.raises(config.ConfigError, match=match):
+        config.load(write_config(tmp_path, extra=extra))
+
+
+@pytest.mark.parametrize(("risk_extra", "match"), [
+    ("m_threshold = 1.5", "m_threshold must be in"),
+    ("frobnicate = 2", "unknown key"),
+    ("hamming_threshold = 'many'", "must be an integer"),
+])
+def test_bad_risk_values(tmp_path, risk_extra, match):
+    with pytest.raises(config.ConfigError, match=match):
+        config.load(write_config(tmp_path, extra_risk=risk_extra))
+
+
+def test_missing_population_size_and_unknown_synthesizer(tmp_path):
+    path = write_config(tmp_path)
+    path.write_text(path.read_text().replace("population_size = 100000\n", ""))
+    with pytest.raises(config.ConfigError, match="population_size"):
+        config.load(path)
+    with pytest.raises(config.ConfigError, match="unknown name"):
+        config.load(write_config(tmp_path, synthesizers=("cart", "gan9000")))
+
+
+def test_space_narrows_never_widens():
+    narrowed = spaces.narrow("cart", {"min_samples_leaf": [10, 50]})
+    assert (narrowed["min_samples_leaf"].low, narrowed["min_samples_leaf"].high) == (10, 50)
+    with pytest.raises(ValueError, match="narrowing"):
+        spaces.narrow("cart", {"min_samples_leaf": [0, 500]})
+    with pytest.raises(ValueError, match="may only narrow"):
+        spaces.narrow("ctgan", {"pac": [3]})
+
+
+def test_ctgan_batch_sizes_divisible_by_every_pac():
+    space = spaces.SPACES["ctgan"]
+    for batch in space["batch_size"].choices:
+        for pac in space["pac"].choices:
+            assert batch % pac == 0
+
+
+def test_decode():
+    assert spaces.decode({"generator_dim": "128x128", "max_depth": 0, "epochs": 3}) == {
+        "generator_dim": (128, 128), "max_depth": None, "epochs": 3}
+
+
+def test_cli_reports_config_error_with_exit_2(tmp_path, capsys):
+    path = write_config(tmp_path, extra_risk="frobnicate = 2")
+    assert main(["run", str(path), "--no-progress"]) == 2
+    assert "unknown key" in capsys.readouterr().err
+    assert main(["run", str(tmp_path / "nope.toml")]) == 2

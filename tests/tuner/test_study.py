@@ -1,0 +1,214 @@
+"""End-to-end studies at tiny settings (marked slow; CI still runs them)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import optuna
+import pandas as pd
+import pytest
+from mlflow.tracking import MlflowClient
+from optuna.trial import TrialState
+
+import risk
+import tuner.objective as objective_module
+from tests.tuner.conftest import write_config
+from tuner import config
+from tuner.cli import main
+from tuner.data import read_builtin
+from tuner.release import NoFeasibleTrial, export
+from tuner.study import open_study, prepare, run_study, trials_frame
+from tuner.synthesizers import CLASSES
+
+pytestmark = pytest.mark.slow
+
+
+def _run(cfg, enqueue=()):
+    ctx = prepare(cfg)
+    if enqueue:
+        study = open_study(ctx)
+        for params in enqueue:
+            study.enqueue_trial(params)
+    return ctx, run_study(ctx, progress=False)
+
+
+def _child_runs(cfg):
+    client = MlflowClient(tracking_uri=f"sqlite:///{cfg.study.output / 'mlflow.db'}")
+    exp = client.get_experiment_by_name(cfg.study.name)
+    return client, client.search_runs([exp.experiment_id], max_results=1000)
+
+
+def _real_signatures(frame: pd.DataFrame) -> list[str]:
+    rows = [",".join(map(repr, r)) for r in frame.itertuples(index=False)]
+    rows += [",".join(map(str, r)) for r in frame.itertuples(index=False)]
+    long_values = {repr(v) for v in frame["affairs"] if len(repr(v)) >= 8}
+    return rows[:2000] + sorted(long_values)
+
+
+def test_every_synthesizer_end_to_end_release_and_no_real_records(tmp_path):
+    cfg = config.load(write_config(tmp_path, synthesizers=tuple(CLASSES), n_trials=len(CLASSES)))
+    ctx, study = _run(cfg, enqueue=[{"synthesizer": name} for name in CLASSES])
+    frame = trials_frame(study)
+    assert sorted(frame["synthesizer"]) == sorted(CLASSES)
+    assert (frame["state"] == "COMPLETE").all(), frame[["synthesizer", "fail_reason"]]
+    for t in study.get_trials(states=(TrialState.COMPLETE,)):
+        assert set(t.constraints) == {"m", "cap.affairs", "inference.affairs"}
+
+    folder = export(ctx, study)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["metrics"]["m"] <= 0.2
+    assert all(c["passed"] for c in manifest["constraints"].values())
+    assert (folder / "report.md").exists() and (folder / "f1_curve.png").exists()
+
+    # recompute M independently from the exported data and the recorded split
+    data = read_builtin("builtin:fair")
+    split_rows = json.loads((folder / "split.json").read_text())
+    synthetic = pd.read_csv(folder / manifest["synthetic_file"])
+    mem = manifest["membership"]
+    again = risk.membership_disclosure(
+        data.iloc[split_rows["train_rows"]], data.iloc[split_rows["holdout_rows"]], synthetic,
+        population_size=manifest["data"]["population_size"],
+        hamming_threshold=int(mem["hamming_threshold"]), repeats=int(mem["repeats"]),
+        numeric_bins=manifest["config"]["numeric_bins"], random_state=int(mem["random_state"]))
+    assert again.m == pytest.approx(manifest["metrics"]["m"], abs=1e-9)
+
+    client, runs = _child_runs(cfg)
+    assert all(r.info.status == "FINISHED" for r in runs)
+    children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
+    assert len(children) == len(CLASSES)
+    for r in children:
+        for key in ("utility", "m", "f1", "f_naive", "loss", "fit_seconds",
+                    "cap_v1.affairs", "cap_difference.affairs", "inference_risk.affairs"):
+            assert key in r.data.metrics, key
+        assert {"synthesizer", "feasible", "state"} <= set(r.data.tags)
+        arts = {a.path for a in client.list_artifacts(r.info.run_id)}
+        assert any(p.endswith("risk_results.json") for p in arts)
+    parent = [r for r in runs if "mlflow.parentRunId" not in r.data.tags][0]
+    arts = {a.path for a in client.list_artifacts(parent.info.run_id)}
+    assert {"risk_utility.png", "optimization_history.png"} <= arts
+
+    # no real record in anything written, except the released synthetic data themselves
+    signatures = _real_signatures(data)
+    for path in cfg.study.output.rglob("*"):
+        if not path.is_file() or path == folder / "synthetic.csv":
+            continue
+        content = path.read_bytes().decode("latin-1")
+        leaked = [s for s in signatures if s in content]
+        assert not leaked, (path, leaked[:3])
+
+
+def test_failing_trial_is_recorded_and_study_goes_on(tmp_path, monkeypatch):
+    real = objective_module.synthesize
+
+    def flaky(name, *args, **kwargs):
+        if name == "gaussian_copula":
+            raise RuntimeError("synthetic failure for the test")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(objective_module, "synthesize", flaky)
+    cfg = config.load(write_config(tmp_path, n_trials=3))
+    _, study = _run(cfg, enqueue=[{"synthesizer": "gaussian_copula"}, {"synthesizer": "cart"}])
+    frame = trials_frame(study)
+    failed = frame[frame["state"] == "FAIL"]
+    assert len(frame) == 3 and len(failed) >= 1
+    assert "synthetic failure for the test" in failed["fail_reason"].iloc[0]
+    assert (frame["state"] == "COMPLETE").any()
+    _, runs = _child_runs(cfg)
+    statuses = {r.data.tags.get("synthesizer"): r.info.status for r in runs
+                if "mlflow.parentRunId" in r.data.tags}
+    assert statuses["gaussian_copula"] == "FAILED"
+
+
+def test_resume_keeps_trials_and_finishes_budget(tmp_path):
+    cfg = config.load(write_config(tmp_path, n_trials=2))
+    _, first = _run(cfg)
+    before = [(t.number, t.params) for t in first.get_trials()]
+    _, second = _run(config.with_overrides(cfg, n_trials=4))
+    trials = second.get_trials()
+    assert len(trials) == 4
+    assert [(t.number, t.params) for t in trials[:2]] == before
+
+
+def test_same_config_and_seed_give_same_trials(tmp_path):
+    results = []
+    for sub in ("a", "b"):
+        folder = tmp_path / sub
+        folder.mkdir()
+        cfg = config.load(write_config(folder, n_trials=3))
+        _, study = _run(cfg)
+        results.append([
+            (t.params, {k: v for k, v in t.user_attrs["metrics"].items()
+                        if not k.endswith("_seconds")})
+            for t in study.get_trials()])
+    assert results[0] == results[1]
+
+
+def test_two_workers_share_one_study(tmp_path):
+    cfg = config.load(write_config(tmp_path, n_trials=4, workers=2, synthesizers=("cart",)))
+    _, study = _run(cfg)
+    trials = study.get_trials()
+    numbers = [t.number for t in trials]
+    assert len(numbers) == len(set(numbers))
+    assert 4 <= len(trials) <= 5  # a worker may start one trial while the other finishes
+    assert not [t for t in trials if t.state == TrialState.RUNNING]
+    pids = {t.user_attrs["pid"] for t in trials}
+    assert len(pids) == 2
+
+
+def test_refuses_release_when_nothing_is_feasible(tmp_path, capsys):
+    path = write_config(tmp_path, n_trials=2, extra_risk="cap_limit = -1.0")
+    assert main(["run", str(path), "--no-progress"]) == 3
+    err = capsys.readouterr().err
+    assert "NO RELEASE CANDIDATE" in err and "'cap.affairs' failed in 2/2" in err
+    assert not (tmp_path / "out" / "release" / "manifest.json").exists()
+    cfg = config.load(path)
+    ctx = prepare(cfg)
+    with pytest.raises(NoFeasibleTrial):
+        export(ctx, open_study(ctx))
+
+
+def test_sigkill_mid_trial_then_resume(tmp_path):
+    path = write_config(tmp_path, n_trials=3, synthesizers=("ctgan",))
+    # CTGAN trials long enough (40-60 epochs) to be killed in the middle of one
+    text = path.read_text().replace("epochs = [1, 2]\nbatch_size = [100]\n[space.tvae]",
+                                    "epochs = [40, 60]\nbatch_size = [100]\n[space.tvae]", 1)
+    path.write_text(text)
+    cmd = [sys.executable, "-m", "tuner", "run", str(path), "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            cwd=Path(__file__).resolve().parents[2])
+    db = tmp_path / "out" / "study.db"
+    deadline = time.time() + 300
+    running = False
+    while time.time() < deadline and proc.poll() is None:
+        time.sleep(1)
+        if db.exists():
+            try:
+                with sqlite3.connect(db) as con:
+                    running = con.execute(
+                        "select count(*) from trials where state = 'RUNNING'").fetchone()[0] > 0
+            except sqlite3.Error:
+                running = False
+        if running:
+            time.sleep(2)
+            break
+    assert running, "no trial started in time"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    cfg = config.load(path)
+    ctx, study = _run(cfg)
+    states = [t.state for t in study.get_trials()]
+    assert TrialState.RUNNING not in states
+    assert TrialState.FAIL in states  # the killed trial
+    assert sum(s in (TrialState.COMPLETE, TrialState.FAIL) for s in states) >= 3
+    _, runs = _child_runs(cfg)
+    assert not [r for r in runs if r.info.status == "RUNNING"]
+    optuna_study = optuna.load_study(study_name=cfg.study.name, storage=ctx.storage_url)
+    killed = [t for t in optuna_study.get_trials() if t.state == TrialState.FAIL]
+    assert "process died" in killed[0].user_attrs["fail_reason"]
