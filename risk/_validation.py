@@ -82,7 +82,8 @@ def same_columns(frames: dict[str, pd.DataFrame]) -> list[str]:
     return ref
 
 
-def _kind(series: pd.Series) -> str:
+def column_kind(series: pd.Series) -> str:
+    """numeric, datetime or categorical (bool counts as categorical)."""
     if pd.api.types.is_bool_dtype(series):
         return "categorical"
     if pd.api.types.is_datetime64_any_dtype(series):
@@ -101,7 +102,7 @@ def column_kinds(frames: dict[str, pd.DataFrame], columns: Sequence[str]) -> dic
     """
     kinds: dict[str, str] = {}
     for col in columns:
-        seen = {name: _kind(frame[col]) for name, frame in frames.items()}
+        seen = {name: column_kind(frame[col]) for name, frame in frames.items()}
         values = set(seen.values())
         if len(values) > 1:
             detail = ", ".join(f"{n}: {frames[n][col].dtype}" for n in seen)

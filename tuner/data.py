@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 from sdv.metadata import Metadata
 
+from risk._validation import column_kind
+
 TABLE = "table"
 CATEGORY_LIMIT = 20
 
@@ -111,14 +113,13 @@ def split(
 
 
 def sdtype(series: pd.Series) -> str:
-    """numerical, datetime, boolean or categorical (integers with few values are categories)."""
+    """numerical, datetime, boolean or categorical (numbers with few values are categories)."""
     if pd.api.types.is_bool_dtype(series):
         return "boolean"
-    if pd.api.types.is_datetime64_any_dtype(series):
-        return "datetime"
-    if pd.api.types.is_numeric_dtype(series):
+    kind = column_kind(series)
+    if kind == "numeric":
         return "numerical" if series.nunique() > CATEGORY_LIMIT else "categorical"
-    return "categorical"
+    return "datetime" if kind == "datetime" else "categorical"
 
 
 def metadata_for(frame: pd.DataFrame) -> Metadata:

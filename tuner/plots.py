@@ -10,6 +10,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def risk_utility(trials: pd.DataFrame, path: Path, *, threshold: float = 0.2) -> Path:
@@ -25,10 +33,7 @@ def risk_utility(trials: pd.DataFrame, path: Path, *, threshold: float = 0.2) ->
     ax.set_ylabel("utility U")
     ax.set_title("Risk-utility map (filled: all constraints met)")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def history(trials: pd.DataFrame, path: Path) -> Path:
@@ -42,10 +47,7 @@ def history(trials: pd.DataFrame, path: Path) -> Path:
     ax.set_xlabel("trial")
     ax.set_ylabel("risk-utility loss (lower is better)")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def f1_curve(f1_by_threshold: tuple[float, ...], f_naive: float, chosen: int, path: Path) -> Path:
@@ -58,10 +60,7 @@ def f1_curve(f1_by_threshold: tuple[float, ...], f_naive: float, chosen: int, pa
     ax.set_xlabel("Hamming threshold h")
     ax.set_ylabel("F1")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def cap_scatter(cap_original: np.ndarray, cap_synthetic: np.ndarray, target: str,
@@ -79,7 +78,4 @@ def cap_scatter(cap_original: np.ndarray, cap_synthetic: np.ndarray, target: str
     ax.set_ylabel("CAP under the synthetic data")
     ax.set_title(f"Record-level CAP, target {target!r}")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, path)

@@ -12,9 +12,11 @@ runs of a killed process as FAILED instead of leaving them "running" forever.
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -76,9 +78,6 @@ class Tracker:
 
     def log(self, run_id: str, *, metrics: dict[str, float] | None = None,
             params: dict[str, Any] | None = None, tags: dict[str, Any] | None = None) -> None:
-        import math
-        import time
-
         now = int(time.time() * 1000)
         self.client.log_batch(
             run_id,
