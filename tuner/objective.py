@@ -48,6 +48,7 @@ class Evaluation:
     caps: dict[str, risk.CAPResult]
     inference: dict[str, risk.InferenceResult]
     constraints: dict[str, float]
+    dropped_rows: dict[str, float]
     fit_seconds: float
     sample_seconds: float
     risk_seconds: float
@@ -89,6 +90,7 @@ class Evaluation:
                 f"inference_baseline.{target}": r.baseline,
                 f"inference_difference.{target}": float(r.difference or 0.0),
             }
+        out |= {f"inference_dropped_rows.{t}": n for t, n in self.dropped_rows.items()}
         out |= {f"constraint.{k}": v for k, v in self.constraints.items()}
         return out
 
@@ -144,8 +146,13 @@ def score(cfg: Config, split: Split, synthetic: pd.DataFrame, *, seed: int) -> d
         for t in r.cap_targets
     }
     inference = {}
+    dropped: dict[str, float] = {}
     for t in r.inference_targets:
         cols = [*keys, t]
+        # k-NN cannot use missing keys/targets: those records are left out of the attack,
+        # and how many is reported (metric inference_dropped_rows.TARGET), never silently
+        dropped[t] = float(sum(int(f[cols].isna().any(axis=1).sum())
+                               for f in (split.train, synthetic, split.holdout)))
         inference[t] = risk.attribute_inference(
             split.train.dropna(subset=cols), synthetic.dropna(subset=cols),
             keys=keys, target=t, holdout=split.holdout.dropna(subset=cols),
@@ -160,6 +167,7 @@ def score(cfg: Config, split: Split, synthetic: pd.DataFrame, *, seed: int) -> d
         loss=risk.risk_utility_loss(membership.m, float(np.clip(utility, 0.0, 1.0)),
                                     threshold=r.m_threshold),
         membership=membership, caps=caps, inference=inference, constraints=constraints,
+        dropped_rows=dropped,
         risk_seconds=time.perf_counter() - start, synthetic=synthetic,
     )
 
