@@ -21,7 +21,6 @@ import optuna
 
 import risk
 from tuner import plots
-from tuner.data import fingerprint
 from tuner.objective import Evaluation, evaluate
 from tuner.study import Context, best_feasible, trials_frame
 
@@ -70,7 +69,7 @@ def _report(ev: Evaluation, ctx: Context, folder: Path, figures: dict[str, str])
     m = ev.membership
     lines = [
         f"# Release candidate: {ev.synthesizer}", "",
-        f"Study `{ctx.cfg.study.name}`; data fingerprint `{fingerprint(ctx.frame)[:16]}...`; "
+        f"Study `{ctx.cfg.study.name}`; data fingerprint `{ctx.fingerprint[:16]}...`; "
         f"{len(ctx.split.train)} training and {len(ctx.split.holdout)} holdout records; "
         f"population size N = {ctx.cfg.data.population_size}.", "",
         "| measure | value |", "|---|---|",
@@ -131,7 +130,7 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None) -> Pat
     manifest: dict[str, Any] = {
         "study": cfg.study.name, "trial": best.number, "synthesizer": name, "params": params,
         "seeds": {"study": cfg.study.seed, "trial": seed},
-        "data": {"fingerprint_sha256": fingerprint(ctx.frame), "rows": len(ctx.frame),
+        "data": {"fingerprint_sha256": ctx.fingerprint, "rows": len(ctx.frame),
                  "columns": list(map(str, ctx.frame.columns)),
                  "population_size": cfg.data.population_size,
                  "population_note": cfg.data.population_note},

@@ -41,6 +41,7 @@ class Context:
     split: Split
     storage_url: str
     mlflow_uri: str
+    fingerprint: str  # SHA-256 of the table, computed once
 
     @property
     def output(self) -> Path:
@@ -57,7 +58,8 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
     sp = split(frame, train_fraction=cfg.data.train_fraction, seed=derive(cfg.study.seed, 0),
                stratify=cfg.data.stratify)
     storage = cfg.study.storage or f"sqlite:///{(out / 'study.db').resolve()}"
-    return Context(cfg, frame, sp, storage, cfg.study.mlflow_uri or default_uri(out))
+    return Context(cfg, frame, sp, storage, cfg.study.mlflow_uri or default_uri(out),
+                   fingerprint(frame))
 
 
 def _storage(url: str) -> optuna.storages.BaseStorage:
@@ -81,7 +83,7 @@ def open_study(ctx: Context, worker: int = 0) -> optuna.Study:
         study_name=ctx.cfg.study.name, storage=_storage(ctx.storage_url),
         sampler=_sampler(ctx.cfg, worker), direction="minimize", load_if_exists=True,
     )
-    fp = fingerprint(ctx.frame)
+    fp = ctx.fingerprint
     known = study.user_attrs.get("data_fingerprint")
     if known is None:
         study.set_user_attr("data_fingerprint", fp)
@@ -142,12 +144,9 @@ class TrackedObjective:
         self.tracker.log(run, metrics=metrics,
                          tags={"state": "COMPLETE", "feasible": ev.feasible})
         self.tracker.log_json(run, "risk_results.json", ev.risk_results())
-        curve = Path(self.ctx.output / "tmp" / f"f1_curve_{trial.number}.png")
-        curve.parent.mkdir(exist_ok=True)
-        plots.f1_curve(ev.membership.f1_by_threshold, ev.membership.f_naive,
-                       ev.membership.hamming_threshold, curve)
-        self.tracker.log_file(run, curve)
-        curve.unlink()
+        m = ev.membership
+        self.tracker.log_plot(run, "f1_curve.png", lambda path: plots.f1_curve(
+            m.f1_by_threshold, m.f_naive, m.hamming_threshold, path))
         self.tracker.end(run, "FINISHED")
         return ev.loss.loss
 
@@ -218,7 +217,7 @@ def run_study(ctx: Context, *, progress: bool = True) -> optuna.Study:
         "seed": cfg.study.seed, "population_size": cfg.data.population_size,
         "train_fraction": cfg.data.train_fraction, "workers": cfg.study.workers,
         "utility_metric": cfg.utility.metric, "m_threshold": cfg.risk.m_threshold,
-        "data_fingerprint": fingerprint(ctx.frame)[:16],
+        "data_fingerprint": ctx.fingerprint[:16],
     })
     done = finished(study)
     status = "FINISHED"
@@ -247,13 +246,10 @@ def _finish_parent(tracker: Tracker, parent: str, study: optuna.Study, cfg: Conf
     frame = trials_frame(study)
     complete = frame[frame["state"] == "COMPLETE"] if len(frame) else frame
     if len(complete):
-        tmp = cfg.study.output / "tmp"
-        tmp.mkdir(exist_ok=True)
-        for path in (plots.risk_utility(complete, tmp / "risk_utility.png",
-                                        threshold=cfg.risk.m_threshold),
-                     plots.history(complete, tmp / "optimization_history.png")):
-            tracker.log_file(parent, path)
-            path.unlink()
+        tracker.log_plot(parent, "risk_utility.png", lambda path: plots.risk_utility(
+            complete, path, threshold=cfg.risk.m_threshold))
+        tracker.log_plot(parent, "optimization_history.png",
+                         lambda path: plots.history(complete, path))
     best = best_feasible(study)
     tracker.log(parent, metrics={
         "trials_finished": len(frame), "trials_complete": len(complete),

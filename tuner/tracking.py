@@ -17,6 +17,7 @@ import os
 import socket
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -87,14 +88,16 @@ class Tracker:
             tags=[RunTag(k, str(v)) for k, v in (tags or {}).items()],
         )
 
-    def log_json(self, run_id: str, name: str, payload: Any) -> None:
+    def log_plot(self, run_id: str, name: str, draw: Callable[[Path], Any]) -> None:
+        """Log the file that ``draw(path)`` writes, from a temporary folder."""
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / name
-            path.write_text(json.dumps(payload, indent=2, default=str))
+            draw(path)
             self.client.log_artifact(run_id, str(path))
 
-    def log_file(self, run_id: str, path: Path) -> None:
-        self.client.log_artifact(run_id, str(path))
+    def log_json(self, run_id: str, name: str, payload: Any) -> None:
+        self.log_plot(run_id, name, lambda path: path.write_text(
+            json.dumps(payload, indent=2, default=str)))
 
     def end(self, run_id: str, status: str = "FINISHED") -> None:
         self.client.set_terminated(run_id, status)

@@ -64,28 +64,23 @@ def efficacy(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.DataFrame
         )
         return Pipeline([("prep", prep), ("model", est)])
 
-    def score(fitted: Pipeline) -> float:
-        pred = fitted.predict(holdout[features])
-        if numeric_target:
-            return float(r2_score(holdout[target], pred))
-        return float(f1_score(holdout[target].astype(str), np.asarray(pred).astype(str),
-                              average="macro"))
-
-    def fit(frame: pd.DataFrame) -> Pipeline:
+    def as_model_input(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
+        x = frame[features].astype({c: str for c in categorical})
         y = frame[target] if numeric_target else frame[target].astype(str)
-        x = frame[features].copy()
-        for c in categorical:
-            x[c] = x[c].astype(str)
-        return model().fit(x, y)
+        return x, y
 
-    hold = holdout.copy()
-    for c in categorical:
-        hold[c] = hold[c].astype(str)
-    holdout = hold
-    real_score = score(fit(train))
+    x_test, y_test = as_model_input(holdout)
+
+    def score_trained_on(frame: pd.DataFrame) -> float:
+        pred = model().fit(*as_model_input(frame)).predict(x_test)
+        if numeric_target:
+            return float(r2_score(y_test, pred))
+        return float(f1_score(y_test, np.asarray(pred).astype(str), average="macro"))
+
+    real_score = score_trained_on(train)
     if real_score <= 0:
         return 0.0
-    return float(np.clip(score(fit(synthetic)) / real_score, 0.0, 1.0))
+    return float(np.clip(score_trained_on(synthetic) / real_score, 0.0, 1.0))
 
 
 __all__ = ["efficacy", "hellinger", "quality_report"]

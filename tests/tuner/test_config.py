@@ -17,24 +17,17 @@ def test_good_config_parses(tmp_path):
     assert cfg.spaces["ctgan"]["epochs"] == [1, 2]
 
 
-@pytest.mark.parametrize(("extra", "match"), [
-    ("[bogus]\nx = 1\n", "unknown section"),
-    ("[space.ctgan2]\nepochs = [1, 2]\n", "not a synthesiser"),
-    ("[space.cart]\nleaves = [1, 2]\n", "unknown parameter"),
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"extra": "[bogus]\nx = 1\n"}, "unknown section"),
+    ({"extra": "[space.ctgan2]\nepochs = [1, 2]\n"}, "not a synthesiser"),
+    ({"extra": "[space.cart]\nleaves = [1, 2]\n"}, "unknown parameter"),
+    ({"extra_risk": "m_threshold = 1.5"}, "m_threshold must be in"),
+    ({"extra_risk": "frobnicate = 2"}, "unknown key"),
+    ({"extra_risk": "hamming_threshold = 'many'"}, "must be an integer"),
 ])
-def test_bad_sections(tmp_path, extra, match):
+def test_bad_configs_are_clear_errors(tmp_path, kwargs, match):
     with pytest.raises(config.ConfigError, match=match):
-        config.load(write_config(tmp_path, extra=extra))
-
-
-@pytest.mark.parametrize(("risk_extra", "match"), [
-    ("m_threshold = 1.5", "m_threshold must be in"),
-    ("frobnicate = 2", "unknown key"),
-    ("hamming_threshold = 'many'", "must be an integer"),
-])
-def test_bad_risk_values(tmp_path, risk_extra, match):
-    with pytest.raises(config.ConfigError, match=match):
-        config.load(write_config(tmp_path, extra_risk=risk_extra))
+        config.load(write_config(tmp_path, **kwargs))
 
 
 def test_missing_population_size_and_unknown_synthesizer(tmp_path):
