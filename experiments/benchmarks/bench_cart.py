@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 import risk
-from tests.data import load_adult
+from experiments.datasets import read_adult as load_adult
 from tuner.synthesizers import synthesize
 from tuner.utility import hellinger, quality_report
 

@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 import risk
-from tests.data import load_acs, load_adult
+from experiments.datasets import read_acs_partial as load_acs
+from experiments.datasets import read_adult as load_adult
 
 KEYS = ["workclass", "education", "marital_status", "race", "sex"]
 TARGET = "occupation"
