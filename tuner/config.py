@@ -28,6 +28,8 @@ class DataConfig:
     population_size: int
     population_note: str = ""
     columns: tuple[str, ...] | None = None
+    header_names: tuple[str, ...] | None = None  # names for a CSV without a header row
+    missing_values: tuple[str, ...] = ()  # strings read as missing (e.g. "?" in UCI files)
     quasi_identifiers: tuple[str, ...] | None = None
     train_fraction: float = 0.5
     stratify: str | None = None

@@ -43,20 +43,35 @@ def read_builtin(name: str) -> pd.DataFrame:
     return datasets.fair.load_pandas().data.copy()
 
 
-def read_table(path: Path, columns: list[str] | None = None) -> pd.DataFrame:
-    """Read a CSV or Parquet file; ``columns`` keeps a subset (an unknown name is an error)."""
+def read_table(
+    path: Path,
+    columns: list[str] | None = None,
+    *,
+    header_names: list[str] | None = None,
+    missing_values: list[str] | None = None,
+) -> pd.DataFrame:
+    """Read a CSV or Parquet file; ``columns`` keeps a subset (an unknown name is an error).
+
+    A CSV's first row is its header unless ``header_names`` names the columns of a file without
+    one (as UCI's ``adult.data``). Spaces after a comma are ignored, and the strings in
+    ``missing_values`` (e.g. ``"?"``) are read as missing, besides pandas' usual markers.
+    """
     if str(path).startswith("builtin:"):
         frame = read_builtin(str(path))
         return frame[columns] if columns else frame
     if not path.exists():
         raise FileNotFoundError(f"data file {str(path)!r} does not exist")
     suffix = path.suffix.lower()
-    if suffix == ".csv":
-        frame = pd.read_csv(path)
+    if suffix in (".csv", ".data", ".test", ".txt"):
+        frame = pd.read_csv(
+            path, header=None if header_names else "infer", names=header_names,
+            na_values=missing_values or None, skipinitialspace=True,
+        )
     elif suffix in (".parquet", ".pq"):
         frame = pd.read_parquet(path)
     else:
-        raise ValueError(f"data file {str(path)!r} must end in .csv or .parquet, got {suffix!r}")
+        raise ValueError(f"data file {str(path)!r} must be CSV (.csv, .data, .test, .txt) or "
+                         f"Parquet (.parquet, .pq), got {suffix!r}")
     if columns is not None:
         missing = [c for c in columns if c not in frame.columns]
         if missing:

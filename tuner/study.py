@@ -54,7 +54,10 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
     out.mkdir(parents=True, exist_ok=True)
     if frame is None:
         cols = list(cfg.data.columns) if cfg.data.columns else None
-        frame = read_table(cfg.data.path, cols)
+        d = cfg.data
+        frame = read_table(d.path, cols,
+                           header_names=list(d.header_names) if d.header_names else None,
+                           missing_values=list(d.missing_values))
     sp = split(frame, train_fraction=cfg.data.train_fraction, seed=derive(cfg.study.seed, 0),
                stratify=cfg.data.stratify)
     storage = cfg.study.storage or f"sqlite:///{(out / 'study.db').resolve()}"

@@ -65,3 +65,30 @@ def test_cli_reports_config_error_with_exit_2(tmp_path, capsys):
     assert main(["run", str(path), "--no-progress"]) == 2
     assert "unknown key" in capsys.readouterr().err
     assert main(["run", str(tmp_path / "nope.toml")]) == 2
+
+
+def test_headerless_csv_with_missing_marker(tmp_path):
+    # UCI-style file: no header row, a space after each comma, '?' for missing
+    (tmp_path / "people.data").write_text("39, State-gov, ?\n50, ?, Husband\n38, Private, "
+                                          "Not-in-family\n52, Private, Wife\n")
+    cfg_path = tmp_path / "study.toml"
+    cfg_path.write_text(
+        '[data]\npath = "people.data"\nheader_names = ["age", "workclass", "relationship"]\n'
+        'missing_values = ["?"]\npopulation_size = 100\n'
+    )
+    cfg = config.load(cfg_path)
+    from tuner.study import prepare
+
+    frame = prepare(config.with_overrides(cfg, output=tmp_path / "out")).frame
+    assert list(frame.columns) == ["age", "workclass", "relationship"]
+    assert frame["workclass"].isna().sum() == 1 and frame["relationship"].isna().sum() == 1
+    assert frame.loc[2, "workclass"] == "Private"  # the leading space is gone
+    assert frame["age"].tolist() == [39, 50, 38, 52]
+
+
+def test_unsupported_data_suffix_is_a_clear_error(tmp_path):
+    (tmp_path / "t.xlsx").write_text("a\n1\n")
+    from tuner.data import read_table
+
+    with pytest.raises(ValueError, match=r"must be CSV .* or Parquet .*'\.xlsx'"):
+        read_table(tmp_path / "t.xlsx")
