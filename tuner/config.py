@@ -126,7 +126,8 @@ def _section(raw: dict[str, Any], name: str, cls: type, base: Path) -> Any:
         raise ConfigError(f"[{name}] lacks required key(s) {missing}") from exc
 
 
-def _check(cfg: Config) -> None:
+def check(cfg: Config) -> None:
+    """Raise :class:`ConfigError` naming the key when a value is out of range or inconsistent."""
     d, s, r, u = cfg.data, cfg.study, cfg.risk, cfg.utility
     if d.population_size < 2:
         raise ConfigError(f"data.population_size must be >= 2, got {d.population_size}")
@@ -189,7 +190,7 @@ def parse(raw: dict[str, Any], *, base: Path, source: Path | None = None) -> Con
         spaces={k: dict(v) for k, v in spaces.items()},
         source=source,
     )
-    _check(cfg)
+    check(cfg)
     return cfg
 
 
@@ -208,5 +209,5 @@ def with_overrides(cfg: Config, **study: Any) -> Config:
     """A copy with some [study] values replaced (CLI flags such as --trials, --output)."""
     given = {k: v for k, v in study.items() if v is not None}
     out = dataclasses.replace(cfg, study=dataclasses.replace(cfg.study, **given))
-    _check(out)
+    check(out)
     return out

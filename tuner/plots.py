@@ -13,14 +13,15 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 
-def _save(fig: Figure, path: Path) -> Path:
+def save_figure(fig: Figure, path: Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
 
 
-def risk_utility(trials: pd.DataFrame, path: Path, *, threshold: float = 0.2) -> Path:
+def risk_utility(trials: pd.DataFrame, path: Path, *, threshold: float = 0.2,
+                 title: str = "Risk-utility map (filled: all constraints met)") -> Path:
     """U against M for every completed trial, the M = threshold line, feasible trials filled."""
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
     for name, group in trials.groupby("synthesizer"):
@@ -31,9 +32,9 @@ def risk_utility(trials: pd.DataFrame, path: Path, *, threshold: float = 0.2) ->
     ax.axvline(threshold, color="crimson", ls="--", lw=1, label=f"M = {threshold}")
     ax.set_xlabel("membership disclosure M (relative F1)")
     ax.set_ylabel("utility U")
-    ax.set_title("Risk-utility map (filled: all constraints met)")
+    ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def history(trials: pd.DataFrame, path: Path) -> Path:
@@ -47,7 +48,7 @@ def history(trials: pd.DataFrame, path: Path) -> Path:
     ax.set_xlabel("trial")
     ax.set_ylabel("risk-utility loss (lower is better)")
     ax.legend(fontsize=8)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def f1_curve(f1_by_threshold: tuple[float, ...], f_naive: float, chosen: int, path: Path) -> Path:
@@ -60,7 +61,7 @@ def f1_curve(f1_by_threshold: tuple[float, ...], f_naive: float, chosen: int, pa
     ax.set_xlabel("Hamming threshold h")
     ax.set_ylabel("F1")
     ax.legend(fontsize=8)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def cap_scatter(cap_original: np.ndarray, cap_synthetic: np.ndarray, target: str,
@@ -78,4 +79,4 @@ def cap_scatter(cap_original: np.ndarray, cap_synthetic: np.ndarray, target: str
     ax.set_ylabel("CAP under the synthetic data")
     ax.set_title(f"Record-level CAP, target {target!r}")
     ax.legend(fontsize=8)
-    return _save(fig, path)
+    return save_figure(fig, path)
