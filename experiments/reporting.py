@@ -1,0 +1,34 @@
+"""Small helpers the experiments share: Markdown tables and resumable CSV results."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+
+def _cell(value: object, floatfmt: str) -> str:
+    if value is None or value is pd.NA:
+        return ""
+    if isinstance(value, float):
+        return "" if math.isnan(value) else format(value, floatfmt)
+    return str(value)
+
+
+def markdown_table(frame: pd.DataFrame, *, floatfmt: str = ".3f") -> str:
+    """``frame`` as a GitHub Markdown table (floats formatted with ``floatfmt``)."""
+    head = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "|" + "---|" * len(frame.columns)
+    body = ["| " + " | ".join(_cell(v, floatfmt) for v in row) + " |"
+            for row in frame.itertuples(index=False)]
+    return "\n".join([head, rule, *body])
+
+
+def append_rows(path: Path, rows: Iterable[dict[str, object]]) -> None:
+    """Append ``rows`` to the CSV at ``path`` (header written when the file is new)."""
+    frame = pd.DataFrame(list(rows))
+    if frame.empty:
+        return
+    frame.to_csv(path, mode="a", header=not path.exists(), index=False)
