@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.tree import DecisionTreeClassifier
 
 import risk
@@ -71,3 +73,22 @@ def test_user_estimator_is_not_fitted_in_place():
     est = DecisionTreeClassifier()
     risk.attribute_inference(df, df, keys="k", target="y", estimator=est)
     assert not hasattr(est, "tree_")
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_row_order_of_the_data_does_not_change_the_attack(seed):
+    # categorical keys with few values: many equidistant neighbours, so k-NN must break ties
+    rng = np.random.default_rng(seed)
+    def table(n: int) -> pd.DataFrame:
+        return pd.DataFrame({"a": rng.choice(list("xyz"), n), "b": rng.choice(list("pq"), n),
+                             "t": rng.choice(list("uvw"), n)})
+    original, synthetic, holdout = table(60), table(50), table(40)
+    base = risk.attribute_inference(original, synthetic, keys=["a", "b"], target="t",
+                                    holdout=holdout)
+    shuffled = risk.attribute_inference(
+        original.sample(frac=1, random_state=1), synthetic.sample(frac=1, random_state=2),
+        keys=["a", "b"], target="t", holdout=holdout.sample(frac=1, random_state=3))
+    assert shuffled.risk == pytest.approx(base.risk)
+    assert shuffled.difference == pytest.approx(base.difference)
+    assert shuffled.risk_original_model == pytest.approx(base.risk_original_model)
