@@ -176,6 +176,9 @@ def attribute_inference(
         in survey files); the same rule decides which keys are scaled and which one-hot encoded.
 
     Missing values in keys or target are refused with a count per column (impute first).
+    Categorical keys make many records equidistant; k-NN breaks such ties by training-row order,
+    so each estimator is fitted on its rows in an order fixed by their content: the result does
+    not depend on how the frames are sorted.
     """
     key_list = check_column_list(keys, "keys")
     if not isinstance(target, str):
