@@ -129,11 +129,12 @@ def _fit_predict(
     model: Pipeline, train: pd.DataFrame, keys: list[str], target: str, *queries: pd.DataFrame
 ) -> list[np.ndarray]:
     # k-NN breaks ties among equidistant records (common with categorical keys) by their row
-    # order; fitting on rows in an order fixed by their content makes the attack invariant to
-    # how the data sets happen to be sorted.
-    order = np.argsort(pd.util.hash_pandas_object(train[[*keys, target]], index=False)
-                       .to_numpy(), kind="stable")
-    train = train.iloc[order]
+    # order. Sorting by content removes the input order (identical rows are interchangeable);
+    # a fixed shuffle then interleaves the targets within each key cell, so the k tied
+    # neighbours are a random draw from the cell, not a block of one target value.
+    content = pd.util.hash_pandas_object(train[[*keys, target]], index=False).to_numpy()
+    canonical = np.argsort(content, kind="stable")
+    train = train.iloc[canonical[np.random.default_rng(0).permutation(len(canonical))]]
     model.fit(train[keys], train[target])
     return [np.asarray(model.predict(q[keys])) for q in queries]
 
@@ -177,8 +178,9 @@ def attribute_inference(
 
     Missing values in keys or target are refused with a count per column (impute first).
     Categorical keys make many records equidistant; k-NN breaks such ties by training-row order,
-    so each estimator is fitted on its rows in an order fixed by their content: the result does
-    not depend on how the frames are sorted.
+    so each estimator is fitted on its rows sorted by content and then shuffled with a fixed
+    seed: ties are broken at random, and the result does not depend on how the frames are
+    sorted.
     """
     key_list = check_column_list(keys, "keys")
     if not isinstance(target, str):

@@ -92,3 +92,15 @@ def test_row_order_of_the_data_does_not_change_the_attack(seed):
     assert shuffled.risk == pytest.approx(base.risk)
     assert shuffled.difference == pytest.approx(base.difference)
     assert shuffled.risk_original_model == pytest.approx(base.risk_original_model)
+
+
+@pytest.mark.parametrize("majority", ["u", "v"])
+def test_ties_are_broken_at_random_not_by_target_value(majority):
+    # one key cell, 95% of the synthetic records carry the majority target: three neighbours
+    # drawn at random from the tie almost surely vote for it (a tie-break that groups records
+    # by target value would pick the same value whatever the majority)
+    minority = "v" if majority == "u" else "u"
+    synthetic = pd.DataFrame({"k": ["a"] * 200, "t": [majority] * 190 + [minority] * 10})
+    original = pd.DataFrame({"k": ["a"] * 20, "t": [majority] * 20})
+    result = risk.attribute_inference(original, synthetic, keys=["k"], target="t")
+    assert result.risk == pytest.approx(1.0)
