@@ -149,10 +149,17 @@ def collect(uri: str, dataset: str, families: Sequence[str]) -> pd.DataFrame:
     return out.sort_values(["synthesizer", "trial"]).reset_index(drop=True)
 
 
-def _first(row: pd.Series, prefix: str) -> float:
-    """The first metric named ``prefix.TARGET`` (the config's first target)."""
-    cols = sorted(c for c in row.index if c.startswith(prefix + "."))
-    return float(row[cols[0]]) if cols else math.nan
+def _worst(row: pd.Series, prefix: str) -> tuple[float, str]:
+    """The largest metric ``prefix.TARGET`` of this trial and its target (the binding one).
+
+    Rows of several datasets share one frame, so targets of other datasets are NaN here.
+    """
+    values = {c.removeprefix(prefix + "."): float(row[c]) for c in row.index
+              if c.startswith(prefix + ".") and pd.notna(row[c])}
+    if not values:
+        return math.nan, ""
+    target = max(values, key=lambda k: values[k])
+    return values[target], target
 
 
 def best_feasible(trials: pd.DataFrame) -> pd.DataFrame:
@@ -165,10 +172,13 @@ def best_feasible(trials: pd.DataFrame) -> pd.DataFrame:
                "complete": len(done), "feasible": len(feas)}
         if len(feas):
             best = feas.loc[feas["loss"].idxmin()]
+            cap_diff, cap_target = _worst(best, "cap_difference")
+            inf_diff, inf_target = _worst(best, "inference_difference")
             row |= {"U": best["utility"], "M": best["m"],
-                    "CAP difference": _first(best, "cap_difference"),
-                    "inference risk": _first(best, "inference_risk"),
-                    "inference difference": _first(best, "inference_difference"),
+                    "CAP difference": cap_diff, "CAP target": cap_target,
+                    "inference risk": best[f"inference_risk.{inf_target}"]
+                    if inf_target else math.nan,
+                    "inference difference": inf_diff, "inference target": inf_target,
                     "fit s": best["fit_seconds"], "trial": str(int(best["trial"])),
                     "params": best["params"]}
         rows.append(row)
