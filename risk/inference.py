@@ -46,6 +46,7 @@ from risk._validation import (
     check_frame,
     check_no_missing,
     column_kinds,
+    resolve_seed,
 )
 
 
@@ -78,6 +79,7 @@ class InferenceResult(Result):
     keys: tuple[str, ...]
     target: str
     estimator: str
+    random_state: int
 
 
 CODED_CATEGORY_LIMIT = 20
@@ -126,15 +128,16 @@ def _estimator(estimator: Any, numeric_target: bool) -> Any:
 
 
 def _fit_predict(
-    model: Pipeline, train: pd.DataFrame, keys: list[str], target: str, *queries: pd.DataFrame
+    model: Pipeline, train: pd.DataFrame, keys: list[str], target: str, seed: int,
+    *queries: pd.DataFrame,
 ) -> list[np.ndarray]:
     # k-NN breaks ties among equidistant records (common with categorical keys) by their row
     # order. Sorting by content removes the input order (identical rows are interchangeable);
-    # a fixed shuffle then interleaves the targets within each key cell, so the k tied
+    # a seeded shuffle then interleaves the targets within each key cell, so the k tied
     # neighbours are a random draw from the cell, not a block of one target value.
     content = pd.util.hash_pandas_object(train[[*keys, target]], index=False).to_numpy()
     canonical = np.argsort(content, kind="stable")
-    train = train.iloc[canonical[np.random.default_rng(0).permutation(len(canonical))]]
+    train = train.iloc[canonical[np.random.default_rng(seed).permutation(len(canonical))]]
     model.fit(train[keys], train[target])
     return [np.asarray(model.predict(q[keys])) for q in queries]
 
@@ -155,6 +158,7 @@ def attribute_inference(
     holdout: pd.DataFrame | None = None,
     tolerance: float = 0.1,
     target_type: str | None = None,
+    random_state: int | None = None,
 ) -> InferenceResult:
     """ML attribute-inference risk of ``synthetic`` for ``original`` (DESIGN 5).
 
@@ -175,12 +179,16 @@ def attribute_inference(
         ``"categorical"`` or ``"numeric"``. By default float columns are numeric, and integer
         columns too unless they hold at most 20 distinct values (integer-coded categories, as
         in survey files); the same rule decides which keys are scaled and which one-hot encoded.
+    random_state:
+        Seed of the shuffle that breaks ties between equidistant training records (below); the
+        seed used is recorded in the result. It does not seed ``estimator`` itself: give a
+        random estimator its own ``random_state``.
 
     Missing values in keys or target are refused with a count per column (impute first).
     Categorical keys make many records equidistant; k-NN breaks such ties by training-row order,
-    so each estimator is fitted on its rows sorted by content and then shuffled with a fixed
-    seed: ties are broken at random, and the result does not depend on how the frames are
-    sorted.
+    so each estimator is fitted on its rows sorted by content and then shuffled with
+    ``random_state``: ties are broken at random, and for a given seed the result does not
+    depend on how the frames are sorted.
     """
     key_list = check_column_list(keys, "keys")
     if not isinstance(target, str):
@@ -211,13 +219,14 @@ def attribute_inference(
     if numeric and kinds[target] != "numeric":
         raise RiskInputError(f"target_type='numeric' needs a numeric `target`, {target!r} is not.")
     est = _estimator(estimator, numeric)
+    seed = resolve_seed(random_state)
 
     def pipeline() -> Pipeline:
         return Pipeline([("features", _features(key_list, numeric_keys)), ("model", clone(est))])
 
     queries = [original] + ([holdout] if holdout is not None else [])
-    preds = _fit_predict(pipeline(), synthetic, key_list, target, *queries)
-    (pred_orig_model,) = _fit_predict(pipeline(), original, key_list, target, original)
+    preds = _fit_predict(pipeline(), synthetic, key_list, target, seed, *queries)
+    (pred_orig_model,) = _fit_predict(pipeline(), original, key_list, target, seed, original)
     y = original[target].to_numpy()
 
     if numeric:
@@ -271,5 +280,6 @@ def attribute_inference(
         keys=tuple(key_list),
         target=target,
         estimator=type(est).__name__,
+        random_state=seed,
         **extra,
     )

@@ -159,7 +159,7 @@ def score(cfg: Config, split: Split, synthetic: pd.DataFrame, *, seed: int) -> d
                                for f in (split.train, synthetic, split.holdout)))
         inference[t] = risk.attribute_inference(
             split.train.dropna(subset=cols), synthetic.dropna(subset=cols),
-            keys=keys, target=t, holdout=split.holdout.dropna(subset=cols),
+            keys=keys, target=t, holdout=split.holdout.dropna(subset=cols), random_state=seed,
         )
     constraints = {"m": membership.m - r.m_threshold}
     constraints |= {f"cap.{t}": float(c.difference_v1 or 0.0) - r.cap_limit

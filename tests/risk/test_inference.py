@@ -85,10 +85,11 @@ def test_row_order_of_the_data_does_not_change_the_attack(seed):
                              "t": rng.choice(list("uvw"), n)})
     original, synthetic, holdout = table(60), table(50), table(40)
     base = risk.attribute_inference(original, synthetic, keys=["a", "b"], target="t",
-                                    holdout=holdout)
+                                    holdout=holdout, random_state=seed)
     shuffled = risk.attribute_inference(
         original.sample(frac=1, random_state=1), synthetic.sample(frac=1, random_state=2),
-        keys=["a", "b"], target="t", holdout=holdout.sample(frac=1, random_state=3))
+        keys=["a", "b"], target="t", holdout=holdout.sample(frac=1, random_state=3),
+        random_state=seed)
     assert shuffled.risk == pytest.approx(base.risk)
     assert shuffled.difference == pytest.approx(base.difference)
     assert shuffled.risk_original_model == pytest.approx(base.risk_original_model)
@@ -102,5 +103,16 @@ def test_ties_are_broken_at_random_not_by_target_value(majority):
     minority = "v" if majority == "u" else "u"
     synthetic = pd.DataFrame({"k": ["a"] * 200, "t": [majority] * 190 + [minority] * 10})
     original = pd.DataFrame({"k": ["a"] * 20, "t": [majority] * 20})
-    result = risk.attribute_inference(original, synthetic, keys=["k"], target="t")
+    result = risk.attribute_inference(original, synthetic, keys=["k"], target="t",
+                                      random_state=0)
     assert result.risk == pytest.approx(1.0)
+
+
+def test_seed_is_recorded_and_reproduces():
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"k": rng.choice(list("ab"), 300), "t": rng.choice(list("uvw"), 300)})
+    first = risk.attribute_inference(frame.iloc[:100], frame.iloc[100:], keys="k", target="t")
+    again = risk.attribute_inference(frame.iloc[:100], frame.iloc[100:], keys="k", target="t",
+                                     random_state=first.random_state)
+    assert first == again
+    assert first.to_dict()["random_state"] == float(first.random_state)
