@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from tuner.spaces import SPACES
+from tuner.spaces import SPACES, narrow
 
 UTILITY_METRICS = ("quality_report", "hellinger", "efficacy")
 DEVICES = ("cpu", "cuda")
@@ -168,6 +168,42 @@ def check(cfg: Config) -> None:
             raise ConfigError(
                 f"[space.{synth}] has unknown parameter(s) {bad}; valid: {sorted(SPACES[synth])}"
             )
+        try:
+            narrow(synth, narrowed)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(str(exc)) from exc
+
+
+def check_data(cfg: Config, columns: list[str], n_rows: int) -> None:
+    """Raise :class:`ConfigError` when the config does not fit the data it was run on.
+
+    Every column named in ``[data]``, ``[risk]`` and ``[utility]`` must exist, and the
+    population must hold at least the table's records (the table is a sample of it, so
+    ``n_train / N < 1``). Checked once the data are read, before any trial is run, so that a
+    misnamed column is one clear error rather than every trial failing.
+    """
+    d, r, u = cfg.data, cfg.risk, cfg.utility
+    named = {
+        "data.quasi_identifiers": list(d.quasi_identifiers or ()),
+        "data.stratify": [d.stratify] if d.stratify else [],
+        "risk.cap_keys": list(r.cap_keys),
+        "risk.cap_targets": list(r.cap_targets),
+        "risk.inference_targets": list(r.inference_targets),
+        "utility.target": [u.target] if u.target else [],
+    }
+    for key, cols in named.items():
+        unknown = [c for c in cols if c not in columns]
+        if unknown:
+            raise ConfigError(
+                f"{key} names column(s) {unknown} that the data do not have; the data's columns "
+                f"are {columns}"
+            )
+    if d.population_size < n_rows:
+        raise ConfigError(
+            f"data.population_size = {d.population_size} is smaller than the {n_rows} records "
+            "of the data, which are a sample of that population; give the size N of the "
+            "population the data were drawn from"
+        )
 
 
 def parse(raw: dict[str, Any], *, base: Path, source: Path | None = None) -> Config:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import optuna
+from filelock import FileLock
 
 import risk
 from tuner import plots
@@ -44,8 +45,13 @@ def explain_infeasible(study: optuna.Study) -> str:
                      f"(best margin {complete[col].min():+.4f}; must be <= 0)")
     failed_runs = frame[frame["state"] == "FAIL"] if len(frame) else frame
     if len(failed_runs):
-        lines.append(f"  {len(failed_runs)} trial(s) raised; first reason: "
-                     f"{failed_runs['fail_reason'].iloc[0]}")
+        reasons = failed_runs["fail_reason"].replace("", "(no reason recorded)").value_counts()
+        lines.append(f"  {len(failed_runs)} trial(s) raised:")
+        lines += [f"    {n} x {reason}" for reason, n in reasons.items()]
+    if not len(complete):
+        lines.append("What to try: no trial completed, so no risk was measured; fix the error(s) "
+                     "above (data, config or synthesiser) and run the same command again.")
+        return "\n".join(lines)
     lines += [
         "What to try: more trials; the 'cart' synthesiser with larger min_samples_leaf "
         "(narrow [space.cart] min_samples_leaf = [20, 200]); fewer quasi-identifiers if the "
@@ -105,6 +111,12 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None) -> Pat
         raise NoFeasibleTrial(explain_infeasible(study))
     folder = folder or ctx.output / "release"
     folder.mkdir(parents=True, exist_ok=True)
+    # invocations working on one study each export at their end: one writer at a time
+    with FileLock(str(folder.parent / f".{folder.name}.lock"), timeout=3600):
+        return _export(ctx, best, folder)
+
+
+def _export(ctx: Context, best: optuna.trial.FrozenTrial, folder: Path) -> Path:
     name = best.params["synthesizer"]
     params = {k.split(".", 1)[1]: v for k, v in best.params.items() if k.startswith(f"{name}.")}
     seed = int(best.user_attrs["seed"])

@@ -1,10 +1,13 @@
 """The Optuna study: storage, resumption, workers, progress, and a tracked trial.
 
-Storage defaults to ``sqlite:///OUT/study.db``; running the same command again resumes the study
-(the budget ``n_trials`` counts every finished trial, across invocations and workers). Several
-processes may work on one study (``workers = K`` or K invocations). Trials and MLflow runs left
-"running" by a killed process on this host are marked FAILED at the next start; Optuna's
-heartbeat does the same for trials of other hosts after its grace period.
+Storage defaults to ``sqlite:///OUT/study.db``; running the same command again resumes the study.
+The budget ``n_trials`` counts every trial that ran to an end (complete, pruned, or failed by its
+synthesiser), across invocations and workers; a trial cut short by a killed process is marked
+FAILED with ``interrupted = True`` at the next start and does not use the budget, so the rerun
+still completes the number of trials asked for. Several processes may work on one study
+(``workers = K`` or K invocations): before a worker starts a trial it counts the trials other
+workers have in flight, so K workers do not overshoot the budget. Optuna's heartbeat fails the
+trials of dead processes on other hosts after its grace period.
 """
 
 from __future__ import annotations
@@ -20,16 +23,18 @@ from typing import Any
 
 import optuna
 import pandas as pd
+from filelock import FileLock
 from optuna.trial import FrozenTrial, TrialState
 
 from tuner import plots
-from tuner.config import Config
+from tuner.config import Config, check_data
 from tuner.data import Split, fingerprint, read_table, split
 from tuner.objective import ask_params, evaluate
 from tuner.seeding import derive
 from tuner.tracking import Tracker, default_uri, pid_alive
 
 FINISHED = (TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)
+INTERRUPTED = "interrupted"  # user attribute of a trial whose process died during it
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,6 +63,7 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
         frame = read_table(d.path, cols,
                            header_names=list(d.header_names) if d.header_names else None,
                            missing_values=list(d.missing_values))
+    check_data(cfg, list(map(str, frame.columns)), len(frame))
     sp = split(frame, train_fraction=cfg.data.train_fraction, seed=derive(cfg.study.seed, 0),
                stratify=cfg.data.stratify)
     storage = cfg.study.storage or f"sqlite:///{(out / 'study.db').resolve()}"
@@ -109,9 +115,14 @@ def fail_orphan_trials(study: optuna.Study) -> int:
         if t.user_attrs.get("host") == host and pid and not pid_alive(int(pid)):
             study._storage.set_trial_user_attr(t._trial_id, "fail_reason",
                                                "process died (killed?) during the trial")
+            study._storage.set_trial_user_attr(t._trial_id, INTERRUPTED, True)
             study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
             fixed += 1
     return fixed
+
+
+def _reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:2000]
 
 
 class TrackedObjective:
@@ -126,14 +137,18 @@ class TrackedObjective:
         trial.set_user_attr("pid", os.getpid())
         trial.set_user_attr("host", socket.gethostname())
         trial.set_user_attr("seed", seed)
-        name, params = ask_params(trial, cfg)
+        try:
+            name, params = ask_params(trial, cfg)
+        except Exception as exc:
+            trial.set_user_attr("fail_reason", _reason(exc))
+            raise
         run = self.tracker.start(f"trial-{trial.number:04d}-{name}", parent=self.parent,
                                  tags={"synthesizer": name, "optuna_trial": trial.number})
         self.tracker.log(run, params={"synthesizer": name, "seed": seed, **params})
         try:
             ev = evaluate(cfg, self.ctx.split, name, params, seed=seed, threads=self.threads)
         except Exception as exc:
-            reason = f"{type(exc).__name__}: {exc}"[:2000]
+            reason = _reason(exc)
             trial.set_user_attr("fail_reason", reason)
             self.tracker.log(run, tags={"state": "FAIL", "feasible": False,
                                         "fail_reason": reason})
@@ -154,8 +169,27 @@ class TrackedObjective:
         return ev.loss.loss
 
 
-def finished(study: optuna.Study) -> int:
-    return len(study.get_trials(deepcopy=False, states=FINISHED))
+def budget_used(study: optuna.Study, *, in_flight: bool = False) -> int:
+    """Trials that count against ``n_trials``: finished ones (interrupted ones excepted) and,
+    with ``in_flight``, those running now in any worker."""
+    states = (*FINISHED, TrialState.RUNNING) if in_flight else FINISHED
+    return sum(not t.user_attrs.get(INTERRUPTED)
+               for t in study.get_trials(deepcopy=False, states=states))
+
+
+class _Budget:
+    """Stop a worker once finished plus in-flight trials (of every worker) reach the budget.
+
+    Optuna's ``MaxTrialsCallback`` counts finished trials only, so K workers overshoot by up
+    to K - 1 trials started while the others' last ones were still running.
+    """
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+
+    def __call__(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        if budget_used(study, in_flight=True) >= self.budget:
+            study.stop()
 
 
 def best_feasible(study: optuna.Study) -> FrozenTrial | None:
@@ -168,14 +202,27 @@ def _threads(workers: int) -> int:
     return max(1, (os.cpu_count() or 1) // workers)
 
 
+def open_stores(ctx: Context, worker: int = 0) -> tuple[Tracker, optuna.Study]:
+    """The MLflow tracker and the Optuna study, created if new, one process at a time.
+
+    Several invocations started at once on a new output folder would otherwise race to create
+    the SQLite databases (MLflow's schema migration then fails with "duplicate column"), so
+    creation is serialised by a lock file in the output folder.
+    """
+    with FileLock(str(ctx.output / ".stores.lock"), timeout=600):
+        tracker = Tracker(ctx.mlflow_uri, ctx.cfg.study.name, ctx.output)
+        return tracker, open_study(ctx, worker)
+
+
 def _optimize(ctx: Context, worker: int, parent_run: str, budget: int,
               callbacks: list[Any] | None = None) -> None:
-    study = open_study(ctx, worker)
-    tracker = Tracker(ctx.mlflow_uri, ctx.cfg.study.name, ctx.output)
+    tracker, study = open_stores(ctx, worker)
+    remaining = budget - budget_used(study, in_flight=True)
+    if remaining <= 0:
+        return
     objective = TrackedObjective(ctx, tracker, parent_run, _threads(ctx.cfg.study.workers))
-    stop = optuna.study.MaxTrialsCallback(budget, states=FINISHED)
-    study.optimize(objective, n_trials=budget, timeout=ctx.cfg.study.timeout,
-                   catch=(Exception,), callbacks=[stop, *(callbacks or [])],
+    study.optimize(objective, n_trials=remaining, timeout=ctx.cfg.study.timeout,
+                   catch=(Exception,), callbacks=[_Budget(budget), *(callbacks or [])],
                    gc_after_trial=True)
 
 
@@ -208,8 +255,7 @@ def trials_frame(study: optuna.Study) -> pd.DataFrame:
 def run_study(ctx: Context, *, progress: bool = True) -> optuna.Study:
     """Run (or resume) the study to its budget with ``workers`` processes; log the parent run."""
     cfg = ctx.cfg
-    tracker = Tracker(ctx.mlflow_uri, cfg.study.name, ctx.output)  # creates the DB up front
-    study = open_study(ctx)
+    tracker, study = open_stores(ctx)  # creates both databases before any worker starts
     fixed = fail_orphan_trials(study) + tracker.fail_orphans()
     if fixed:
         print(f"marked {fixed} trial(s)/run(s) left running by a dead process as FAILED")
@@ -222,13 +268,15 @@ def run_study(ctx: Context, *, progress: bool = True) -> optuna.Study:
         "utility_metric": cfg.utility.metric, "m_threshold": cfg.risk.m_threshold,
         "data_fingerprint": ctx.fingerprint[:16],
     })
-    done = finished(study)
+    done = budget_used(study)
     status = "FINISHED"
     try:
         if done < cfg.study.n_trials:
+            # no more processes than trials left: each starts one before it checks the budget
+            workers = min(cfg.study.workers, cfg.study.n_trials - done)
             procs = [mp.get_context("spawn").Process(
                 target=_worker_main, args=(cfg, w, parent, cfg.study.n_trials), daemon=False)
-                for w in range(1, cfg.study.workers)]
+                for w in range(1, workers)]
             for p in procs:
                 p.start()
             bar = _progress(cfg.study.n_trials, done, progress)
@@ -272,7 +320,7 @@ class _progress:
                         disable=not enabled, dynamic_ncols=True)
 
     def __call__(self, study: optuna.Study, trial: FrozenTrial) -> None:
-        self.bar.n = min(self.bar.total, finished(study))
+        self.bar.n = min(self.bar.total, budget_used(study))
         best = best_feasible(study)
         self.bar.set_postfix_str(
             f"best feasible loss {best.value:.4f}" if best and best.value is not None

@@ -6,6 +6,7 @@ import dataclasses
 import time
 from typing import Any
 
+import joblib
 import pandas as pd
 from sdv.single_table import (
     CopulaGANSynthesizer,
@@ -62,10 +63,15 @@ def synthesize(
     """Fit on ``train`` and sample ``num_rows`` (default ``len(train)``), reproducibly.
 
     Fit runs with Python, NumPy and torch seeded from ``seed`` and torch limited to ``threads``
-    threads; sampling uses the synthesiser's own seeded generator.
+    threads; sampling uses the synthesiser's own seeded generator. joblib runs sequentially
+    here (same data as its default process pool): CTGAN's data transformer calls
+    ``Parallel(n_jobs=-1)`` on tables over 500 rows, and that pool oversubscribes the cores
+    given to this worker and, in a spawned worker process, keeps it from exiting until the
+    pool's 300 s idle timeout. Threads are no alternative: the transforms seed NumPy's global
+    generator, and concurrent ones changed the synthetic data.
     """
     synth = build(name, params, train, seed=seed, device=device)
-    with seeded(seed, threads=threads):
+    with seeded(seed, threads=threads), joblib.parallel_config(backend="sequential"):
         start = time.perf_counter()
         synth.fit({TABLE: train})
         fit_seconds = time.perf_counter() - start

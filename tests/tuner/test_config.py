@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.tuner.conftest import write_config
@@ -24,6 +26,9 @@ def test_good_config_parses(tmp_path):
     ({"extra_risk": "m_threshold = 1.5"}, "m_threshold must be in"),
     ({"extra_risk": "frobnicate = 2"}, "unknown key"),
     ({"extra_risk": "hamming_threshold = 'many'"}, "must be an integer"),
+    ({"extra": "[space.cart]\nmin_samples_leaf = [0, 500]\n"}, r"1 <= low <= high <= 200"),
+    ({"extra": "[space.gaussian_copula]\ndefault_distribution = [\"gaussian_kde\"]\n"},
+     "may only narrow"),
 ])
 def test_bad_configs_are_clear_errors(tmp_path, kwargs, match):
     with pytest.raises(config.ConfigError, match=match):
@@ -92,3 +97,24 @@ def test_unsupported_data_suffix_is_a_clear_error(tmp_path):
 
     with pytest.raises(ValueError, match=r"must be CSV .* or Parquet .*'\.xlsx'"):
         read_table(tmp_path / "t.xlsx")
+
+
+@pytest.mark.parametrize(("replace", "match"), [
+    (("cap_keys = [", 'cap_keys = ["no_such_column", '), r"risk\.cap_keys names column\(s\) "
+     r"\['no_such_column'\]"),
+    (('cap_targets = ["affairs"]', 'cap_targets = ["afairs"]'), r"risk\.cap_targets .*'afairs'"),
+    (('inference_targets = ["affairs"]', 'inference_targets = ["x"]'),
+     r"risk\.inference_targets .*\['x'\]"),
+    (("train_fraction = 0.5", 'train_fraction = 0.5\nquasi_identifiers = ["age", "zz"]'),
+     r"data\.quasi_identifiers .*\['zz'\]"),
+    (("population_size = 100000", "population_size = 5000"),
+     r"data\.population_size = 5000 is smaller than the 6366 records"),
+])
+def test_config_that_does_not_fit_the_data_fails_before_any_trial(tmp_path, capsys, replace,
+                                                                   match):
+    # caught once the data are read, with exit 2, instead of every trial failing one by one
+    path = write_config(tmp_path)
+    path.write_text(path.read_text().replace(*replace, 1))
+    assert main(["run", str(path), "--no-progress"]) == 2
+    assert re.search(match, capsys.readouterr().err)
+    assert not (tmp_path / "out" / "study.db").exists()
