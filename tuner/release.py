@@ -131,8 +131,8 @@ def _export(ctx: Context, best: optuna.trial.FrozenTrial, folder: Path) -> Path:
                    ev.membership.hamming_threshold, folder / "f1_curve.png")
     keys = list(ctx.cfg.risk.cap_keys)
     for t in ctx.cfg.risk.cap_targets:
-        kw = dict(keys=keys, target=t, numeric_bins=ctx.cfg.risk.numeric_bins,
-                  missing="category")
+        kw: dict[str, Any] = dict(keys=keys, target=t, numeric_bins=ctx.cfg.risk.numeric_bins,
+                                  missing="category")
         before = risk.cap_per_record(ctx.split.train, ctx.split.train, **kw).to_numpy()
         after = risk.cap_per_record(ctx.split.train, ev.synthetic, **kw).to_numpy()
         fname = f"cap_scatter_{t}.png"

@@ -80,6 +80,7 @@ def narrow(name: str, overrides: dict[str, Any] | None) -> dict[str, BaseDistrib
             if not (isinstance(value, list) and len(value) == 2):
                 raise ValueError(f"{where} must be [low, high], got {value!r}")
             low, high = value
+            assert isinstance(dist, (IntDistribution, FloatDistribution))
             if not (dist.low <= low <= high <= dist.high):
                 raise ValueError(
                     f"{where} must satisfy {dist.low} <= low <= high <= {dist.high} (narrowing "

@@ -24,6 +24,7 @@ from typing import Any
 import optuna
 import pandas as pd
 from filelock import FileLock
+from optuna.storages.journal import JournalFileBackend
 from optuna.trial import FrozenTrial, TrialState
 
 from tuner import plots
@@ -76,7 +77,7 @@ def _storage(url: str) -> optuna.storages.BaseStorage:
         return optuna.storages.RDBStorage(url, heartbeat_interval=10, grace_period=60,
                                           engine_kwargs={"connect_args": {"timeout": 60}}
                                           if url.startswith("sqlite") else {})
-    return optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(url))
+    return optuna.storages.JournalStorage(JournalFileBackend(url))
 
 
 def _sampler(cfg: Config, worker: int) -> optuna.samplers.BaseSampler:
@@ -143,7 +144,7 @@ class TrackedObjective:
             trial.set_user_attr("fail_reason", _reason(exc))
             raise
         run = self.tracker.start(f"trial-{trial.number:04d}-{name}", parent=self.parent,
-                                 tags={"synthesizer": name, "optuna_trial": trial.number})
+                                 tags={"synthesizer": name, "optuna_trial": str(trial.number)})
         self.tracker.log(run, params={"synthesizer": name, "seed": seed, **params})
         try:
             ev = evaluate(cfg, self.ctx.split, name, params, seed=seed, threads=self.threads)
@@ -195,7 +196,8 @@ class _Budget:
 def best_feasible(study: optuna.Study) -> FrozenTrial | None:
     feasible = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
                 if t.constraints and all(v <= 0 for v in t.constraints.values())]
-    return min(feasible, key=lambda t: t.value) if feasible else None
+    return min(feasible, key=lambda t: math.inf if t.value is None else t.value) if feasible \
+        else None
 
 
 def _threads(workers: int) -> int:
