@@ -91,7 +91,10 @@ class CAPResult(Result):
     and ``min o_kt / o_k`` over the non-empty cells; a synthetic pair the original never has
     scores 0 and can go lower). ``disco``
     is the share of original records whose key shows only their own target in the synthetic
-    data, ``tcap`` that share among records whose key shows a single target at all. With a
+    data, ``tcap`` that share among records whose key shows a single target at all (TCAP has
+    several definitions: synthgauge's equals our ``disco``; synthpop averages the synthetic
+    CAP over keys unique in the original; Taub et al. 2018 average the original's CAP over the
+    synthetic records whose key shows one target). With a
     holdout, ``difference_v1 = cap_v1 - holdout_cap_v1`` (likewise v2) is the attribute
     disclosure that membership adds. ``protection_* = 1 - cap_*``, as SDMetrics reports it.
     """
