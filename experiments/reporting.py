@@ -26,6 +26,24 @@ def markdown_table(frame: pd.DataFrame, *, floatfmt: str = ".3f") -> str:
     return "\n".join([head, rule, *body])
 
 
+def write_section(path: Path, name: str, text: str) -> None:
+    """Put ``text`` in the block of ``path`` marked as ``name``, leaving other blocks alone.
+
+    Several scripts share one results file (``experiments/benchmarks/RESULTS.md``); each owns
+    a block between ``<!-- begin NAME -->`` and ``<!-- end NAME -->``, replaced when the script
+    runs again and appended when new.
+    """
+    begin, end = f"<!-- begin {name} -->", f"<!-- end {name} -->"
+    block = f"{begin}\n{text.strip()}\n{end}\n"
+    old = path.read_text() if path.exists() else ""
+    if begin in old and end in old:
+        head, rest = old.split(begin, 1)
+        new = head + block + rest.split(end, 1)[1].lstrip("\n")
+    else:
+        new = old + ("\n" if old and not old.endswith("\n\n") else "") + block
+    path.write_text(new)
+
+
 def append_rows(path: Path, rows: Iterable[dict[str, object]]) -> None:
     """Append ``rows`` to the CSV at ``path`` (header written when the file is new)."""
     frame = pd.DataFrame(list(rows))

@@ -6,7 +6,8 @@ other Adult rows as holdout). Run from the repository root with ../shared/data p
 
     python -m experiments.benchmarks.bench_cart [--leaves 1 5 20 100] [--output FILE]
 
-Appends its table to ``experiments/benchmarks/RESULTS.md`` by default.
+Writes its table to its block of ``experiments/benchmarks/RESULTS.md`` by default (other
+blocks are kept).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 
 import risk
 from experiments.datasets import read_adult as load_adult
+from experiments.reporting import write_section
 from tuner.synthesizers import synthesize
 from tuner.utility import hellinger, quality_report
 
@@ -52,10 +54,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"{u_q:.4f} | {u_h:.4f} | {m.m:.3f} | [{m.m_interval.low:.3f}, "
                     f"{m.m_interval.high:.3f}] |")
         print(rows[-1], flush=True)
-    text = "\n".join(rows) + "\n"
-    with args.output.open("a") as fh:
-        fh.write("\n" + text)
-    print(f"\nappended to {args.output}")
+    write_section(args.output, "bench_cart", "\n".join(rows))
+    print(f"\nwritten to {args.output}")
     return 0
 
 

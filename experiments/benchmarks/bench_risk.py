@@ -9,7 +9,7 @@
 
 Run: ``python -m experiments.benchmarks.bench_risk [--sizes 2000 10000 30000] [--output FILE]``
 from the repository root with ../shared/data present. Prints a Markdown report and writes it
-to ``experiments/benchmarks/RESULTS.md`` by default.
+to its block of ``experiments/benchmarks/RESULTS.md`` by default (other blocks are kept).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import pandas as pd
 import risk
 from experiments.datasets import read_acs_partial as load_acs
 from experiments.datasets import read_adult as load_adult
+from experiments.reporting import write_section
 
 KEYS = ["workclass", "education", "marital_status", "race", "sex"]
 TARGET = "occupation"
@@ -118,8 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         "41.47 / 0.0006 / 0.96 for m = 3)", "",
         *bench_identification(), "",
     ]
-    text = "\n".join(report)
-    args.output.write_text(text)
+    write_section(args.output, "bench_risk", "\n".join(report))
     print(f"\nwritten to {args.output}")
     return 0
 

@@ -1,0 +1,16 @@
+"""Shared results files: each script replaces its own block and keeps the others."""
+
+from __future__ import annotations
+
+from experiments.reporting import write_section
+
+
+def test_write_section_replaces_own_block_and_keeps_others(tmp_path):
+    path = tmp_path / "RESULTS.md"
+    write_section(path, "risk", "# risk\nold")
+    write_section(path, "cart", "## cart\ntable")
+    write_section(path, "risk", "# risk\nnew")
+    text = path.read_text()
+    assert "old" not in text and text.count("# risk\nnew") == 1
+    assert text.count("## cart\ntable") == 1
+    assert text.index("# risk") < text.index("## cart")  # a block keeps its place
