@@ -24,7 +24,7 @@ from tuner import config
 from tuner.cli import main
 from tuner.data import read_builtin
 from tuner.release import NoFeasibleTrial, export
-from tuner.study import budget_used, open_study, prepare, run_study, trials_frame
+from tuner.study import INTERRUPTED, budget_used, open_study, prepare, run_study, trials_frame
 from tuner.synthesizers import CLASSES
 
 pytestmark = pytest.mark.slow
@@ -249,7 +249,7 @@ def test_budget_counts_in_flight_trials_and_not_interrupted_ones():
         study.tell(study.ask(), value)
     study.tell(study.ask(), state=TrialState.FAIL)  # failed by its synthesiser: counts
     interrupted = study.ask()
-    interrupted.set_user_attr("interrupted", True)
+    interrupted.set_user_attr(INTERRUPTED, True)
     study.tell(interrupted, state=TrialState.FAIL)  # cut short by a killed process: does not
     study.ask()  # another worker's trial, still running
     assert budget_used(study) == 3
