@@ -7,6 +7,8 @@ whatever frame they come from. The rules (DESIGN section 3, step 3):
 * numeric columns with more than ``numeric_bins`` distinct values (over all frames together)
   are cut into ``numeric_bins`` equal-width bins whose edges span the values of all frames
   (values outside any frame-derived range cannot occur, but the end bins are open anyway);
+  with ``fit_frames`` only the named frames decide both (CAP fits on the original alone), and
+  values of the other frames outside their range fall into the end bins;
 * datetimes become numeric days first;
 * every other column is compared as categories (exact equality);
 * a missing value is a category of its own (missing matches missing).
@@ -19,6 +21,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+
+from risk._validation import check_positive_int
 
 DEFAULT_NUMERIC_BINS = 20
 _INT64_HEADROOM = 2**62
@@ -41,8 +45,10 @@ def _numeric_values(series: pd.Series, kind: str) -> np.ndarray:
     return pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
 
 
-def _bin(values: np.ndarray, n_bins: int) -> np.ndarray:
-    finite = values[~np.isnan(values)]
+def _bin(values: np.ndarray, n_bins: int, fit: np.ndarray | None = None) -> np.ndarray:
+    """Equal-width bin codes of ``values``; edges span ``fit`` (default: ``values``)."""
+    reference = values if fit is None else fit
+    finite = reference[~np.isnan(reference)]
     lo, hi = float(finite.min()), float(finite.max())
     edges = np.linspace(lo, hi, n_bins + 1)
     codes = np.searchsorted(edges[1:-1], values, side="right")
@@ -65,13 +71,23 @@ def encode(
     kinds: dict[str, str],
     *,
     numeric_bins: int | None = DEFAULT_NUMERIC_BINS,
+    fit_frames: Sequence[int] | None = None,
 ) -> Encoded:
     """Encode ``columns`` of every frame jointly (see the module docstring for the rules).
 
-    ``numeric_bins=None`` compares numeric values exactly, as categories.
+    ``numeric_bins=None`` compares numeric values exactly, as categories. ``fit_frames``
+    (indices into ``frames``; default all) are the frames whose values decide whether a
+    numeric column is binned and where its edges lie: with ``[0]``, adding a frame cannot
+    change the codes' meaning for the others.
     """
+    if numeric_bins is not None:
+        check_positive_int(numeric_bins, "numeric_bins")
     sizes = [len(f) for f in frames]
     splits = np.cumsum(sizes)[:-1]
+    fit_mask: np.ndarray | None = None
+    if fit_frames is not None:
+        owner = np.repeat(np.arange(len(frames)), sizes)
+        fit_mask = np.isin(owner, np.asarray(list(fit_frames), dtype=np.int64))
     per_column: list[np.ndarray] = []
     cards: list[int] = []
     binned: list[str] = []
@@ -81,9 +97,10 @@ def encode(
         codes: np.ndarray | None = None
         if kind in ("numeric", "datetime") and numeric_bins is not None:
             values = _numeric_values(stacked, kind)
-            distinct = np.unique(values[~np.isnan(values)]).size
+            fit = values if fit_mask is None else values[fit_mask]
+            distinct = np.unique(fit[~np.isnan(fit)]).size
             if distinct > numeric_bins:
-                codes = _bin(values, numeric_bins)
+                codes = _bin(values, numeric_bins, fit)
                 binned.append(col)
         if codes is None:
             codes = _categories(stacked)

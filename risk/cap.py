@@ -6,14 +6,17 @@ synthetic records that share the key. References:
 * M. Elliot, "Final report on the disclosure risk associated with the synthetic data produced
   by the SYLLS team", CMIST report 2015-2 (2014): the CAP and its baseline.
 * J. Taub, M. Elliot, M. Pampaka, D. Smith, "Differential correct attribution probability for
-  synthetic data: an exploration", PSD 2018, LNCS 11126, pp. 122-137: the DCAP, and the
-  targeted CAP (TCAP) over keys whose synthetic equivalence class has a single target value.
+  synthetic data: an exploration", PSD 2018, LNCS 11126, pp. 122-137: the DCAP, and a
+  targeted CAP over keys whose synthetic equivalence class has a single target value (not
+  computed here under that name: no field called TCAP means anything but synthpop's, which
+  :func:`risk.disclosure.disclosure` reports).
 * J.-T. Baillargeon, L. Charest, "Some Remarks on Correct Attribution Probability Measures",
   Proc. Privacy in Statistical Databases (2020): versions 1 and 2 of the average CAP (eq. for
   v1 counts unmatched records as 0; v2 averages over matched records only), their lower bounds,
   and the smoker/health example of their section 2.3 that the tests reproduce.
 * G. M. Raab, B. Nowok, C. Dibben, "Practical privacy metrics for synthetic data" (2024),
-  synthpop's ``disclosure()``: DiSCO, the share of records whose key shows one target only.
+  synthpop's ``disclosure()``: DiSCO, the share of records whose key shows one target only
+  (:func:`risk.disclosure.disclosure` reproduces all of synthpop's measures).
 
 Contract: DESIGN section 4. Everything is a vectorised join on integer codes.
 
@@ -35,6 +38,7 @@ from risk._neighbors import nearest_target_counts
 from risk._result import Result, safe_ratio
 from risk._validation import (
     RiskInputError,
+    as_synthetic_sets,
     check_choice,
     check_column_list,
     check_columns,
@@ -67,7 +71,7 @@ class CAPSetResult(Result):
     cap_v1: float
     cap_v2: float
     disco: float
-    tcap: float
+    disco_over_dis: float
     matched_share: float
     n_matched: int
     n_synthetic: int
@@ -89,12 +93,16 @@ class CAPResult(Result):
     ``lower_bound_v1``/``lower_bound_v2`` the smallest averages that a synthetic set made of
     the original's own key-target cells can reach (Baillargeon & Charest 2020: ``o_min / n``
     and ``min o_kt / o_k`` over the non-empty cells; a synthetic pair the original never has
-    scores 0 and can go lower). ``disco``
-    is the share of original records whose key shows only their own target in the synthetic
-    data, ``tcap`` that share among records whose key shows a single target at all (TCAP has
-    several definitions: synthgauge's equals our ``disco``; synthpop averages the synthetic
-    CAP over keys unique in the original; Taub et al. 2018 average the original's CAP over the
-    synthetic records whose key shows one target). With a
+    scores 0 and can go lower). ``disco`` is the share of original records whose key shows
+    only their own target in the synthetic data (synthpop's DiSCO / 100 when nothing is
+    excluded), ``disco_over_dis`` that share among the records whose key shows a single target
+    at all (synthpop's DiSCO / DiS). Neither is a TCAP. synthpop 1.9-3's ``TCAP``
+    (``R/disclosure.R``: ``sum(tab_DiSCO) / sum(tab_kd[tab_ks > 0]) * 100``) divides the DiSCO
+    count by the original records whose key occurs in the synthetic data at all (DiSCO / iS,
+    in percent); :func:`risk.disclosure.disclosure` reports it. (synthpop's February 2026
+    vignette writes TCAP as DiSCO / DiS, our ``disco_over_dis``, but its code reports the
+    former.) Taub et al. 2018 average the original's CAP over the synthetic records whose key
+    shows one target; synthgauge's TCAP equals our ``disco``. With a
     holdout, ``difference_v1 = cap_v1 - holdout_cap_v1`` (likewise v2) is the attribute
     disclosure that membership adds. ``protection_* = 1 - cap_*``, as SDMetrics reports it.
     """
@@ -106,7 +114,7 @@ class CAPResult(Result):
     lower_bound_v1: float
     lower_bound_v2: float
     disco: float
-    tcap: float
+    disco_over_dis: float
     protection_v1: float
     protection_v2: float
     holdout_cap_v1: float | None
@@ -137,16 +145,6 @@ class _Prepared:
     binned: tuple[str, ...]
 
 
-def _as_sets(synthetic: pd.DataFrame | Sequence[pd.DataFrame]) -> list[pd.DataFrame]:
-    if isinstance(synthetic, pd.DataFrame):
-        return [synthetic]
-    if isinstance(synthetic, (list, tuple)) and synthetic:
-        return list(synthetic)
-    raise TypeError(
-        "`synthetic` must be a DataFrame or a non-empty list of DataFrames, but got "
-        f"{type(synthetic).__name__}."
-    )
-
 
 def _prepare(
     frames: dict[str, pd.DataFrame],
@@ -171,7 +169,9 @@ def _prepare(
         if missing == "error":
             check_no_missing(frame, name, cols, "key/target")
     kinds = column_kinds(frames, cols)
-    enc = encode(list(frames.values()), cols, kinds, numeric_bins=numeric_bins)
+    # bins fitted on the original (frame 0) alone: adding a holdout or another synthetic set
+    # must not move the edges, and so not change any set's value
+    enc = encode(list(frames.values()), cols, kinds, numeric_bins=numeric_bins, fit_frames=[0])
     k = len(key_list)
     key_codes = [c[:, :k] for c in enc.codes]
     key_ids = combine_many(key_codes, enc.cardinalities[:k])
@@ -220,8 +220,8 @@ def _averages(att: _Attribution) -> tuple[float, float, float, float, int]:
     disclosive = (att.correct == att.matched) & matched
     disco = float(disclosive.mean())
     single = (att.distinct == 1) & matched
-    tcap = float(disclosive.sum() / single.sum()) if single.any() else 0.0
-    return v1, v2, disco, tcap, int(matched.sum())
+    disco_over_dis = float(disclosive.sum() / single.sum()) if single.any() else 0.0
+    return v1, v2, disco, disco_over_dis, int(matched.sum())
 
 
 def _bounds(prep: _Prepared, frame: int) -> tuple[float, float, float]:
@@ -292,14 +292,15 @@ def cap(
         ``"exact"`` key equality, or ``"nearest"``: the synthetic records at the smallest
         Hamming distance on the keys.
     numeric_bins:
-        Numeric keys/targets with more distinct values are cut into this many equal-width bins
-        over all frames; ``None`` compares them exactly.
+        Numeric keys/targets with more distinct values *in the original* are cut into this
+        many equal-width bins whose edges span the original's values (synthetic and holdout
+        values outside them fall into the end bins); ``None`` compares them exactly.
     missing:
         ``"error"`` (default) refuses missing keys/targets with a count per column;
         ``"category"`` treats a missing value as a category of its own.
     """
     check_choice(matching, "matching", MATCHING)
-    sets = _as_sets(synthetic)
+    sets = as_synthetic_sets(synthetic)
     frames = {"original": original}
     if holdout is not None:
         frames["holdout"] = holdout
@@ -310,7 +311,8 @@ def cap(
     per_set: list[CAPSetResult] = []
     for i in range(len(sets)):
         ref = first_set + i
-        v1, v2, disco, tcap, n_matched = _averages(_attribution(prep, 0, ref, matching))
+        att = _attribution(prep, 0, ref, matching)
+        v1, v2, disco, disco_over_dis, n_matched = _averages(att)
         extra: dict[str, float] = {}
         if holdout is not None:
             h1, h2, *_ = _averages(_attribution(prep, 1, ref, matching))
@@ -322,7 +324,7 @@ def cap(
                 cap_v1=v1,
                 cap_v2=v2,
                 disco=disco,
-                tcap=tcap,
+                disco_over_dis=disco_over_dis,
                 matched_share=n_matched / len(original),
                 n_matched=n_matched,
                 n_synthetic=len(sets[i]),
@@ -347,7 +349,7 @@ def cap(
         lower_bound_v1=lb1,
         lower_bound_v2=lb2,
         disco=float(mean("disco") or 0.0),
-        tcap=float(mean("tcap") or 0.0),
+        disco_over_dis=float(mean("disco_over_dis") or 0.0),
         protection_v1=1.0 - v1_mean,
         protection_v2=1.0 - v2_mean,
         holdout_cap_v1=mean("holdout_cap_v1"),

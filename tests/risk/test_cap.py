@@ -54,7 +54,7 @@ def test_smoker_example_averages_and_bounds():
     assert res.lower_bound_v1 == pytest.approx(5 / 100)
     assert res.lower_bound_v2 == pytest.approx(5 / 50)
     assert res.protection_v1 == pytest.approx(1 - expected)
-    assert res.disco == 0.0 and res.tcap == 0.0
+    assert res.disco == 0.0 and res.disco_over_dis == 0.0
 
 
 def test_unmatched_keys_count_zero_in_v1_only():
@@ -66,7 +66,7 @@ def test_unmatched_keys_count_zero_in_v1_only():
     assert res.cap_v2 == pytest.approx(2 / 3)
     assert res.disco == pytest.approx(2 / 4)
     # keys with a single synthetic target: a (target 1) and b; records there: 3, correct 2
-    assert res.tcap == pytest.approx(2 / 3)
+    assert res.disco_over_dis == pytest.approx(2 / 3)
     per = risk.cap_per_record(orig, syn, keys="k", target="t", unmatched=np.nan)
     assert per.isna().tolist() == [False, False, False, True]
 
@@ -120,7 +120,7 @@ def test_invariant_to_row_order_and_not_mutating(seed, n_o, n_s):
                         keys=["k0", "k1"], target="t", holdout=orig)
     assert shuffled.cap_v1 == pytest.approx(res.cap_v1)
     assert shuffled.cap_v2 == pytest.approx(res.cap_v2)
-    assert shuffled.tcap == pytest.approx(res.tcap)
+    assert shuffled.disco_over_dis == pytest.approx(res.disco_over_dis)
     assert res.difference_v1 == pytest.approx(0.0)
 
 
@@ -221,7 +221,7 @@ def _slow_aggregates(orig, syn, keys, target):
         cap_v2=(sum(c for c, m in zip(caps, matched, strict=True) if m) / sum(matched)
                 if any(matched) else 0.0),
         disco=sum(disclosive) / n,
-        tcap=sum(disclosive) / sum(single) if any(single) else 0.0,
+        disco_over_dis=sum(disclosive) / sum(single) if any(single) else 0.0,
         cap_original=sum(own) / n,
         baseline=sum((targets.count(v) / n) ** 2 for v in set(targets)),
         lower_bound_v1=min(cells.values()) / n,
@@ -237,3 +237,27 @@ def test_vectorised_summaries_equal_slow_loop(seed, n_o, n_s, card):
     res = risk.cap(orig, syn, keys=["k0", "k1"], target="t")
     for name, value in _slow_aggregates(orig, syn, ["k0", "k1"], "t").items():
         assert getattr(res, name) == pytest.approx(value), name
+
+
+def test_numeric_bins_are_fitted_on_the_original_alone():
+    # The bin edges of a numeric key come from the original's values only: a holdout or a
+    # further synthetic set with a wider range must not move them, so the first set's CAP
+    # stays the same whatever else is passed in the call.
+    rng = np.random.default_rng(5)
+    n = 400
+    orig = pd.DataFrame({"age": rng.integers(20, 60, n), "sex": rng.choice(list("FM"), n),
+                         "t": rng.choice(list("abc"), n)})
+    syn = orig.sample(300, replace=True, random_state=2)
+    wide = orig.assign(age=orig["age"] + 40)  # ages 60-99: outside the original's range
+    keys = ["age", "sex"]
+    alone = risk.cap(orig, syn, keys=keys, target="t")
+    with_holdout = risk.cap(orig, syn, keys=keys, target="t", holdout=wide)
+    with_set = risk.cap(orig, [syn, wide], keys=keys, target="t")
+    assert alone.binned_columns == ("age",)
+    assert with_holdout.cap_v1 == pytest.approx(alone.cap_v1)
+    assert with_holdout.cap_v2 == pytest.approx(alone.cap_v2)
+    assert with_set.per_set[0].cap_v1 == pytest.approx(alone.cap_v1)
+    assert with_set.per_set[0].disco == pytest.approx(alone.disco)
+    # values outside the original's range fall into the end bins: here all into the last one
+    per = risk.cap_per_record(orig, wide, keys=keys, target="t")
+    assert per[orig["age"] < 58].eq(0).all()
