@@ -1,0 +1,332 @@
+"""Exact closest records under Gower's distance, for :mod:`risk.dcr` (the definition is there).
+
+Computation: exact nearest neighbours, no approximation and no synthetic x real matrix held at
+once. Identical rows are collapsed first. Records are grouped by their *profile*, the codes of
+the columns compared by equality plus which numeric values are missing; the profile part of
+the distance is an integer count of mismatches, computed between profiles in bounded blocks.
+Since each numeric column adds between 0 and 1, a synthetic record's nearest real record lies
+in the profiles at the smallest mismatch count m, unless the numeric part found there is at
+least 1, in which case profiles at m + 1, m + 2, ... are searched too, only as far as they can
+still win. Within a candidate profile with few rows every pair is computed (in batches);
+a profile with many rows (a table with few or no categorical columns) is searched with an exact
+k-d tree in L1 (scikit-learn), which is the numeric part exactly once query values are clipped
+to the real range, and a lower bound otherwise (then a radius query collects every row that
+could still be closer); query rows whose missing values differ from such a profile's get a
+lower bound from one matrix product (squared Euclidean distance on the numeric columns present
+in both) and only the pairs it cannot rule out are computed. Memory is bounded by the block
+sizes, not by the table sizes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from sklearn.neighbors import KDTree
+
+from risk._encode import _numeric_values, combine
+from risk.copies import _value_codes
+
+_BLOCK = 2**22  # entries of one profile-mismatch block or bound matrix
+_PAIRS = 2**20  # candidate pairs evaluated at once
+_TREE_MIN = 256  # profiles with this many distinct rows are searched with a k-d tree
+_GEMM_TOLERANCE = 1e-9  # rounding allowance of the squared-distance bound
+_ROUNDING = 1e-12  # allowance between the tree's L1 distance and the exact one
+
+
+# ---------------------------------------------------------------------------------------------
+# preparation: profile codes and scaled numeric values
+
+
+@dataclasses.dataclass(frozen=True)
+class _Table:
+    profile: np.ndarray  # (n, q) int64: columns compared by equality, numeric missingness
+    values: np.ndarray  # (k, n) float64: numeric columns scaled by the real range, NaN missing
+
+
+def _prepare(
+    frames: Sequence[pd.DataFrame], n_real_frames: int, columns: Sequence[str],
+    kinds: dict[str, str],
+) -> tuple[list[_Table], tuple[str, ...]]:
+    """Split ``columns`` into profile codes and scaled numeric values, jointly over frames.
+
+    The first ``n_real_frames`` frames are real: numeric ranges come from them.
+    """
+    sizes = [len(f) for f in frames]
+    n_real = sum(sizes[:n_real_frames])
+    profile: list[np.ndarray] = []
+    values: list[np.ndarray] = []
+    numeric: list[str] = []
+    for col in columns:
+        stacked = pd.concat([f[col] for f in frames], ignore_index=True)
+        if kinds[col] in ("numeric", "datetime"):
+            v = _numeric_values(stacked, kinds[col])
+            real = v[:n_real][~np.isnan(v[:n_real])]
+            if real.size and real.max() > real.min():
+                lo, hi = float(real.min()), float(real.max())
+                values.append((v - lo) / (hi - lo))
+                numeric.append(col)
+                missing = np.isnan(v)
+                if missing.any():
+                    profile.append(missing.astype(np.int64))
+                continue
+            profile.append(_value_codes(pd.Series(v), "numeric"))
+        else:
+            profile.append(_value_codes(stacked, kinds[col]))
+    n = sum(sizes)
+    prof = np.column_stack(profile) if profile else np.zeros((n, 0), np.int64)
+    vals = np.vstack(values) if values else np.zeros((0, n))
+    splits = np.cumsum(sizes)[:-1]
+    tables = [
+        _Table(p, v)
+        for p, v in zip(np.split(prof, splits), np.split(vals, splits, axis=1), strict=True)
+    ]
+    return tables, tuple(numeric)
+
+
+def _ids(codes: np.ndarray) -> np.ndarray:
+    """One int64 id per row of an int code matrix (equal ids iff equal rows)."""
+    if codes.shape[1] == 0:
+        return np.zeros(codes.shape[0], dtype=np.int64)
+    return combine(codes, [int(c) for c in codes.max(axis=0) + 1])
+
+
+def _row_ids(table: _Table) -> np.ndarray:
+    """Ids of whole rows (profile plus exact numeric values), one column folded in at a time."""
+    ids = _ids(table.profile)
+    for v in table.values:
+        ids = _ids(np.column_stack([ids, _value_codes(pd.Series(v), "numeric")]))
+    return ids
+
+
+@dataclasses.dataclass(frozen=True)
+class _Grouped:
+    """Distinct rows sorted by profile, with the profile table and where each profile starts."""
+
+    profiles: np.ndarray  # (n_profiles, q) codes
+    row_profile: np.ndarray  # (n_rows,) index into profiles, ascending
+    starts: np.ndarray  # (n_profiles,) first row of each profile
+    counts: np.ndarray  # (n_profiles,) rows of each profile
+    values: np.ndarray  # (k, n_rows)
+    has_missing: np.ndarray  # (k,) whether a numeric column has a missing value
+
+
+def _group(table: _Table) -> tuple[_Grouped, np.ndarray, np.ndarray]:
+    """Distinct rows of ``table`` grouped by profile; also ``inverse`` and multiplicities.
+
+    ``inverse[i]`` is the distinct row of original row i; ``weights`` counts original rows.
+    """
+    _, first, inverse, weights = np.unique(
+        _row_ids(table), return_index=True, return_inverse=True, return_counts=True
+    )
+    prof_id = _ids(table.profile)[first]
+    order = np.argsort(prof_id, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    uniq, starts, row_profile, counts = np.unique(
+        prof_id[order], return_index=True, return_inverse=True, return_counts=True
+    )
+    rows = first[order]
+    grouped = _Grouped(
+        profiles=table.profile[rows[starts]],
+        row_profile=row_profile.ravel(),
+        starts=starts,
+        counts=counts,
+        values=table.values[:, rows],
+        has_missing=np.isnan(table.values).any(axis=1),
+    )
+    return grouped, rank[inverse.ravel()], weights[order]
+
+
+# ---------------------------------------------------------------------------------------------
+# nearest records
+
+
+def _mismatches(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(len(a), len(b)) count of unequal columns between profile code rows."""
+    dtype = np.uint8 if a.shape[1] < 255 else np.int32
+    out = np.zeros((a.shape[0], b.shape[0]), dtype=dtype)
+    for c in range(a.shape[1]):
+        out += a[:, c, None] != b[None, :, c]
+    return out
+
+
+def _ragged(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenation of ``arange(s, s + n)`` for each (s, n), vectorised."""
+    total = int(lengths.sum())
+    offsets = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return np.repeat(starts, lengths) + (np.arange(total) - offsets)
+
+
+def _numeric_part(query: _Grouped, ref: _Grouped, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """Sum over numeric columns of ``min(|x - y|, 1)`` for pairs (i, j); missing adds 0 here.
+
+    A missing value against a value adds 1 through the profile (its missingness code).
+    """
+    out = np.zeros(i.size)
+    for c in range(query.values.shape[0]):
+        d = np.abs(query.values[c, i] - ref.values[c, j])
+        np.minimum(d, 1.0, out=d)
+        if query.has_missing[c] or ref.has_missing[c]:
+            d[np.isnan(d)] = 0.0
+        out += d
+    return out
+
+
+def _nearest(query: _Grouped, ref: _Grouped) -> np.ndarray:
+    """Summed Gower distance (p times the mean) from each query row to its closest ref row."""
+    n_q = query.row_profile.size
+    best = np.full(n_q, np.inf)
+    has_numeric = query.values.shape[0] > 0
+    n_rp = ref.profiles.shape[0]
+    step = max(1, _BLOCK // n_rp)
+    trees: dict[int, KDTree] = {}
+    for s in range(0, n_q, step):
+        e = min(n_q, s + step)
+        a_lo, a_hi = int(query.row_profile[s]), int(query.row_profile[e - 1]) + 1
+        mism = _mismatches(query.profiles[a_lo:a_hi], ref.profiles)
+        min_m = mism.min(axis=1).astype(np.int64)
+        row_a = query.row_profile[s:e] - a_lo
+        if not has_numeric:
+            best[s:e] = min_m[row_a]
+            continue
+        chunk_best = best[s:e]
+        for offset in range(int(mism.max()) - int(min_m.min()) + 1):
+            level = min_m + offset
+            active = np.flatnonzero(chunk_best > level[row_a])
+            if active.size == 0:
+                break
+            cand_a, cand_b = np.nonzero(mism == level[:, None])
+            if cand_a.size == 0:
+                continue
+            ptr = np.searchsorted(cand_a, np.arange(a_hi - a_lo + 1))
+            n_b = (ptr[1:] - ptr[:-1])[row_a[active]]
+            rows = np.repeat(active, n_b)
+            b = cand_b[_ragged(ptr[row_a[active]], n_b)]
+            _refine(query, ref, s, chunk_best, rows, b, mism[row_a[rows], b], trees)
+    return best
+
+
+def _refine(
+    query: _Grouped, ref: _Grouped, s: int, chunk_best: np.ndarray, rows: np.ndarray,
+    b: np.ndarray, base: np.ndarray, trees: dict[int, KDTree],
+) -> None:
+    """Lower ``chunk_best[rows]`` to the exact distance to the ref rows of profile ``b``.
+
+    ``base`` is the profile mismatch count of each (row, b). Small profiles are compared pair
+    by pair; a large one is searched with a k-d tree (:func:`_tree_search`).
+    """
+    big = ref.counts[b] >= _TREE_MIN
+    if big.any():
+        order = np.argsort(b[big], kind="stable")
+        rows_big, b_big, base_big = rows[big][order], b[big][order], base[big][order]
+        cut = np.flatnonzero(np.diff(b_big)) + 1
+        for lo, hi in zip(np.r_[0, cut], np.r_[cut, b_big.size], strict=True):
+            _tree_search(query, ref, s, chunk_best, rows_big[lo:hi], int(b_big[lo]),
+                         base_big[lo:hi], trees)
+        rows, b, base = rows[~big], b[~big], base[~big]
+    sizes = ref.counts[b]
+    bounds = np.searchsorted(np.cumsum(sizes), np.arange(_PAIRS, int(sizes.sum()), _PAIRS))
+    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, b.size], strict=True):
+        if hi > lo:
+            n = sizes[lo:hi]
+            _pairs(query, ref, s, chunk_best, np.repeat(rows[lo:hi], n),
+                   _ragged(ref.starts[b[lo:hi]], n), np.repeat(base[lo:hi], n))
+
+
+def _pairs(
+    query: _Grouped, ref: _Grouped, s: int, chunk_best: np.ndarray, i: np.ndarray,
+    j: np.ndarray, base: np.ndarray,
+) -> None:
+    """Exact distances of the pairs (chunk row i, ref row j) folded into ``chunk_best``."""
+    d = base.astype(np.float64) + _numeric_part(query, ref, i + s, j)
+    np.minimum.at(chunk_best, i, d)
+
+
+def _tree_search(
+    query: _Grouped, ref: _Grouped, s: int, chunk_best: np.ndarray, rows: np.ndarray, b: int,
+    base: np.ndarray, trees: dict[int, KDTree],
+) -> None:
+    """Closest record among the many ref rows of profile ``b``, for query ``rows``.
+
+    Within one profile every ref row has the same numeric columns present, and the numeric
+    part is the L1 distance on them once query values are clipped to the real range [0, 1]
+    (a lower bound when a synthetic value lies outside it, where the cap can bind). So an
+    exact k-d tree in L1 (scikit-learn) finds the closest row; when the clipped distance
+    understates the capped one, a radius query collects every row that could still be closer.
+    Query rows missing a value the profile has go through :func:`_bounded_block`.
+    """
+    start, count = int(ref.starts[b]), int(ref.counts[b])
+    dims = np.flatnonzero(~np.isnan(ref.values[:, start]))
+    if dims.size == 0:
+        np.minimum.at(chunk_best, rows, base.astype(np.float64))
+        return
+    x = query.values[dims][:, rows + s].T
+    complete = ~np.isnan(x).any(axis=1)
+    if not complete.all():
+        _bounded_block(query, ref, s, chunk_best, rows[~complete], b, base[~complete])
+        rows, base, x = rows[complete], base[complete], x[complete]
+    if rows.size == 0:
+        return
+    if b not in trees:
+        trees[b] = KDTree(ref.values[dims, start:start + count].T, metric="manhattan")
+    np.clip(x, 0.0, 1.0, out=x)
+    low, first = trees[b].query(x, k=1)
+    _pairs(query, ref, s, chunk_best, rows, first[:, 0] + start, base)
+    loose = np.flatnonzero(chunk_best[rows] - base - low[:, 0] > _ROUNDING)
+    if loose.size:
+        found = trees[b].query_radius(x[loose], r=chunk_best[rows[loose]] - base[loose])
+        n = np.array([f.size for f in found])
+        if n.sum():
+            _pairs(query, ref, s, chunk_best, np.repeat(rows[loose], n),
+                   np.concatenate(found) + start, np.repeat(base[loose], n))
+
+
+def _bounded_block(
+    query: _Grouped, ref: _Grouped, s: int, chunk_best: np.ndarray, rows: np.ndarray, b: int,
+    base: np.ndarray,
+) -> None:
+    """Closest record among the ref rows of profile ``b`` by a lower bound and refinement.
+
+    For query rows whose missing values differ from the profile's: ``E``, the squared
+    Euclidean distance on the numeric columns present in both (query values clipped to
+    [0, 1]), comes from one matrix product; ``sqrt(E)`` is at most the numeric part. The pair
+    with the smallest E is evaluated exactly, then every pair with ``base + sqrt(E)`` below
+    the best distance found.
+    """
+    start, count = int(ref.starts[b]), int(ref.counts[b])
+    y = ref.values[:, start:start + count]
+    y_present = ~np.isnan(y)
+    y0 = np.where(y_present, y, 0.0)
+    ref_feat = np.vstack([y_present, y0 * y0, y0]).T
+    x = query.values[:, rows + s]
+    x_present = ~np.isnan(x)
+    x0 = np.clip(np.where(x_present, x, 0.0), 0.0, 1.0)
+    q_feat = np.vstack([x0 * x0, x_present, -2.0 * x0]).T
+    step = max(1, _BLOCK // count)
+    for lo in range(0, rows.size, step):
+        sub = slice(lo, min(rows.size, lo + step))
+        sq = q_feat[sub] @ ref_feat.T
+        _pairs(query, ref, s, chunk_best, rows[sub], sq.argmin(axis=1) + start, base[sub])
+        slack = np.maximum(chunk_best[rows[sub]] - base[sub], 0.0)
+        ii, jj = np.nonzero(sq < (slack * slack + _GEMM_TOLERANCE)[:, None])
+        if ii.size:
+            _pairs(query, ref, s, chunk_best, rows[sub][ii], jj + start, base[sub][ii])
+
+
+def nearest_distances(
+    real: list[pd.DataFrame], synthetic: pd.DataFrame, columns: list[str],
+    kinds: dict[str, str],
+) -> tuple[list[np.ndarray], tuple[str, ...], np.ndarray, np.ndarray]:
+    """Mean Gower distance of each distinct synthetic row to each real frame's closest record.
+
+    Returns the distances (one array per real frame, over distinct synthetic rows), the
+    numeric columns, ``inverse`` (distinct row of every synthetic row) and multiplicities.
+    """
+    tables, numeric = _prepare([*real, synthetic], len(real), columns, kinds)
+    query, inverse, weights = _group(tables[-1])
+    p = max(1, len(columns))
+    out = [_nearest(query, _group(t)[0]) / p for t in tables[:-1]]
+    return out, numeric, inverse, weights

@@ -1,0 +1,215 @@
+"""Exact copies and synthpop's replicated uniques (DESIGN 9.1): hand-made frames, slow loops."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from risk._validation import RiskInputError
+from risk.copies import ExactCopiesResult, exact_copies, replicated_uniques
+from tests.data import load_adult
+
+# train: (1, a) twice, (2, b), (3, missing), (4.5, c); holdout: (2, b), (9, z)
+TRAIN = pd.DataFrame({"n": [1, 1, 2, 3, 4.5], "c": ["a", "a", "b", None, "c"]})
+HOLDOUT = pd.DataFrame({"n": [2.0, 9.0], "c": ["b", "z"]})
+SYNTHETIC = pd.DataFrame({
+    "n": [1.0, 2.0, 3.0, 4.5, 4.5, 7.0, 3.0],
+    "c": ["a", "b", np.nan, "c", "c", "a", "q"],
+})
+
+
+def test_hand_made_frames_have_known_counts():
+    res = exact_copies(TRAIN, SYNTHETIC, holdout=HOLDOUT)
+    # copies of train: rows 0 (1, a), 1 (2, b), 2 (3, missing: missing matches missing),
+    # 3 and 4 (4.5, c); not 5 (7, a) nor 6 (3, q)
+    assert res.train_copies == 5
+    assert res.train_share == pytest.approx(5 / 7)
+    # train-unique records: (2, b), (3, missing), (4.5, c); (1, a) occurs twice
+    assert res.train_uniques == 3
+    assert res.train_unique_copies == 4  # rows 1, 2, 3, 4
+    # synthpop's replicated uniques: also unique in the synthetic data, so not (4.5, c) twice
+    assert res.replicated_uniques == 2
+    assert res.replicated_unique_share == pytest.approx(2 / 7)
+    assert res.holdout_copies == 1 and res.holdout_unique_copies == 1  # (2, b)
+    assert res.holdout_share == pytest.approx(1 / 7)
+    assert res.difference == pytest.approx(4 / 7)
+    assert (res.n_train, res.n_holdout, res.n_synthetic) == (5, 2, 7)
+    assert res.columns == ("n", "c")
+
+
+def test_replicated_uniques_follow_synthpop():
+    mask = replicated_uniques(TRAIN, SYNTHETIC)
+    np.testing.assert_array_equal(mask, [False, True, True, False, False, False, False])
+    wide = replicated_uniques(TRAIN, SYNTHETIC, synthetic_unique_only=False)
+    np.testing.assert_array_equal(wide, [False, True, True, True, True, False, False])
+    assert wide.sum() == exact_copies(TRAIN, SYNTHETIC).train_unique_copies
+
+
+def test_without_holdout_the_holdout_fields_are_nan_or_none():
+    res = exact_copies(TRAIN, SYNTHETIC)
+    assert math.isnan(res.holdout_share) and math.isnan(res.difference)
+    assert res.holdout_copies is None and res.n_holdout is None
+    flat = res.to_dict()
+    assert flat["holdout_copies"] == "none"
+    assert all(isinstance(v, (float, str)) for v in flat.values())
+    json.dumps({k: v for k, v in flat.items() if not (isinstance(v, float) and math.isnan(v))})
+    assert "holdout_share" not in res.metrics()
+
+
+def test_values_compare_by_value_across_dtypes():
+    train = pd.DataFrame({
+        "i": np.array([1, 2], dtype=np.int64),
+        "b": [True, False],
+        "k": pd.Categorical(["x", "y"]),
+        "t": pd.to_datetime(["2020-01-01", "2021-06-01"]),
+    })
+    synthetic = pd.DataFrame({
+        "i": [1.0, 2.5],  # float against int: 1 == 1.0
+        "b": np.array([True, False], dtype=object),
+        "k": ["x", "y"],  # object against categorical, by value
+        "t": pd.to_datetime(["2020-01-01", "2021-06-01"]),
+    })
+    res = exact_copies(train, synthetic)
+    assert res.train_copies == 1
+    assert exact_copies(train, synthetic, columns=["b", "k", "t"]).train_copies == 2
+    nullable = synthetic.assign(i=pd.array([1, None], dtype="Int64"))
+    assert exact_copies(train, nullable, columns=["i"]).train_copies == 1
+
+
+def test_missing_matches_missing_in_every_form():
+    train = pd.DataFrame({"x": [np.nan, 1.0], "s": [None, "a"]})
+    synthetic = pd.DataFrame({"x": [np.nan, np.nan], "s": [np.nan, pd.NA]})
+    assert exact_copies(train, synthetic).train_copies == 2
+
+
+def test_a_copy_of_train_is_all_copies():
+    rng = np.random.default_rng(0)
+    real = pd.DataFrame({"a": rng.normal(size=100), "b": rng.choice(["x", "y"], 100)})
+    train, holdout = real.iloc[:50], real.iloc[50:]
+    res = exact_copies(train, train.copy(), holdout=holdout)
+    assert res.train_share == 1.0
+    assert res.holdout_share == 0.0
+    assert res.train_unique_copies == res.train_uniques == res.replicated_uniques == 50
+
+
+def _slow(train, synthetic, holdout):
+    """Obvious definition: compare each synthetic row with each real row, value by value."""
+    def same(x, y):
+        return all((pd.isna(a) and pd.isna(b)) or (not pd.isna(a) and not pd.isna(b) and a == b)
+                   for a, b in zip(x, y, strict=True))
+
+    syn = [tuple(r) for r in synthetic.itertuples(index=False)]
+    tr = [tuple(r) for r in train.itertuples(index=False)]
+    ho = [tuple(r) for r in holdout.itertuples(index=False)]
+    in_train = [sum(same(s, t) for t in tr) for s in syn]
+    in_syn = [sum(same(s, o) for o in syn) for s in syn]
+    in_hold = [sum(same(s, h) for h in ho) for s in syn]
+    return {
+        "train_copies": sum(c > 0 for c in in_train),
+        "train_unique_copies": sum(c == 1 for c in in_train),
+        "replicated_uniques": sum(c == 1 and u == 1 for c, u in zip(in_train, in_syn, strict=True)),
+        "holdout_copies": sum(c > 0 for c in in_hold),
+        "train_uniques": sum(sum(same(t, o) for o in tr) == 1 for t in tr),
+    }
+
+
+def _table(draw, n):
+    return pd.DataFrame({
+        "i": draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)),
+        "f": draw(st.lists(st.sampled_from([0.0, 1.0, 2.5, np.nan]), min_size=n, max_size=n)),
+        "s": draw(st.lists(st.sampled_from(["a", "b", None]), min_size=n, max_size=n)),
+    })
+
+
+@st.composite
+def tables(draw):
+    sizes = [draw(st.integers(1, 12)) for _ in range(3)]
+    train, holdout, synthetic = (_table(draw, n) for n in sizes)
+    # float copies of integer columns must still match
+    return train, holdout, synthetic.assign(i=synthetic["i"].astype(float))
+
+
+@settings(max_examples=60, deadline=None)
+@given(tables())
+def test_hash_join_equals_slow_loop(frames):
+    train, holdout, synthetic = frames
+    res = exact_copies(train, synthetic, holdout=holdout)
+    want = _slow(train, synthetic, holdout)
+    assert {k: getattr(res, k) for k in want} == want
+    assert replicated_uniques(train, synthetic).sum() == want["replicated_uniques"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(tables(), st.integers(0, 10**6))
+def test_row_order_invariance_and_inputs_untouched(frames, seed):
+    train, holdout, synthetic = frames
+    before = [f.copy() for f in frames]
+    res = exact_copies(train, synthetic, holdout=holdout)
+    mask = replicated_uniques(train, synthetic)
+    for got, want in zip(frames, before, strict=True):
+        pd.testing.assert_frame_equal(got, want)
+    perm = np.random.default_rng(seed).permutation(len(synthetic))
+    shuffled = exact_copies(train.sample(frac=1, random_state=seed % 97), synthetic.iloc[perm],
+                            holdout=holdout.iloc[::-1])
+    _assert_same(shuffled, res)
+    np.testing.assert_array_equal(replicated_uniques(train, synthetic.iloc[perm]), mask[perm])
+
+
+def _assert_same(a: ExactCopiesResult, b: ExactCopiesResult) -> None:
+    da, db = a.to_dict(), b.to_dict()
+    assert da.keys() == db.keys()
+    for key, value in da.items():
+        if isinstance(value, float) and math.isnan(value):
+            assert math.isnan(db[key]), key
+        else:
+            assert value == pytest.approx(db[key]), key
+
+
+def test_bad_inputs_raise_naming_the_argument():
+    with pytest.raises(TypeError, match="`train` must be a pandas DataFrame"):
+        exact_copies(TRAIN.to_numpy(), SYNTHETIC)
+    with pytest.raises(TypeError, match="`holdout` must be a pandas DataFrame"):
+        exact_copies(TRAIN, SYNTHETIC, holdout=[1, 2])
+    with pytest.raises(RiskInputError, match="`synthetic` must have at least one row"):
+        exact_copies(TRAIN, SYNTHETIC.iloc[:0])
+    with pytest.raises(RiskInputError, match=r"`synthetic` lacks the compared column\(s\) \['zz"):
+        exact_copies(TRAIN.assign(zz=1), SYNTHETIC, columns=["n", "zz"])
+    with pytest.raises(RiskInputError, match="same columns as `train`.*extra \\['e'\\]"):
+        exact_copies(TRAIN, SYNTHETIC.assign(e=0))
+    with pytest.raises(TypeError, match="`columns` must be a column name or a list"):
+        exact_copies(TRAIN, SYNTHETIC, columns=5)
+    with pytest.raises(RiskInputError, match="`columns` must name at least one column"):
+        exact_copies(TRAIN, SYNTHETIC, columns=[])
+    with pytest.raises(RiskInputError, match="same kind of dtype"):
+        exact_copies(TRAIN, SYNTHETIC.assign(n=SYNTHETIC["n"].astype(str)))
+    with pytest.raises(TypeError, match="`synthetic_unique_only` must be a bool"):
+        replicated_uniques(TRAIN, SYNTHETIC, synthetic_unique_only="yes")
+    with pytest.raises(RiskInputError, match="at least one column"):
+        exact_copies(pd.DataFrame(index=[0]), pd.DataFrame(index=[0]))
+
+
+def test_result_is_frozen():
+    res = exact_copies(TRAIN, SYNTHETIC, holdout=HOLDOUT)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.train_share = 0.0  # type: ignore[misc]
+
+
+def test_adult_copy_and_fresh_records():
+    adult = load_adult()
+    idx = np.random.default_rng(0).permutation(len(adult))
+    half = len(adult) // 2
+    train, holdout = adult.iloc[idx[:half]], adult.iloc[idx[half:]]
+    leak = exact_copies(train, train.copy(), holdout=holdout)
+    assert leak.train_share == 1.0
+    # Adult has a few dozen duplicated people, so a handful of holdout rows copy train rows
+    assert leak.holdout_share < 0.01
+    fresh = exact_copies(train, holdout.copy(), holdout=holdout.sample(frac=1, random_state=1))
+    assert fresh.train_share < 0.01 and fresh.holdout_share == 1.0
+    assert fresh.difference < 0
