@@ -49,7 +49,7 @@ def _flatten(prefix: str, value: Any, out: dict[str, float | str]) -> None:
 class Result:
     """Mixin of every risk result: ``to_dict`` gives a flat ``{name: float | str}`` mapping.
 
-    Nested results and intervals are flattened with ``_``-joined names (``m_interval_low``),
+    Nested results and intervals are flattened with ``_``-joined names (``m_spread_low``),
     sequences of numbers get their index (``f1_by_threshold_2``), sequences of strings are
     joined with commas, and ``None`` becomes the string ``"none"``. The mapping can be passed
     to ``mlflow.log_metrics`` (after keeping the floats) or ``json.dumps`` (NaN aside).

@@ -12,11 +12,18 @@ on the (encoded) quasi-identifiers. Real members are the records the generator w
 Sampling fraction: ``t = n_train / N``, the share of the population in the data the evaluated
 generator was trained on. This library evaluates exactly the generator that is released, so
 ``n_train`` is used, not the size of a larger data set that a later retraining would use.
+
+When M cannot bind (DESIGN 9.1): an attack set of ``a`` records holds ``round(a t)`` members.
+When the population is far larger than the table (SD2011: 5,000 records, N = 31 million), t is
+tiny and the holdout limits ``a``, so an attack set holds a handful of members or none; F1 then
+rests on a few records and M <= 0.2 certifies nothing. The result says so (``can_bind``,
+``warning``) instead of failing or passing silently.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -24,6 +31,15 @@ import pandas as pd
 
 from risk._encode import DEFAULT_NUMERIC_BINS, encode
 from risk._neighbors import min_hamming
+from risk._partition import DEFAULT_ATTACK_CAP as DEFAULT_ATTACK_CAP
+from risk._partition import MIN_MEMBERS as MIN_MEMBERS
+from risk._partition import (
+    binding_warning,
+    check_threshold,
+    members_in_attack,
+    resolve_attack_size,
+    resolve_sampling_fraction,
+)
 from risk._result import Interval, Result, percentile_interval, safe_ratio
 from risk._validation import (
     RiskInputError,
@@ -36,23 +52,46 @@ from risk._validation import (
     resolve_seed,
     same_columns,
 )
-
-DEFAULT_ATTACK_CAP = 10_000
+from risk.loss import ACCEPTABLE_M
 
 
 @dataclasses.dataclass(frozen=True)
 class MembershipResult(Result):
     """Outcome of :func:`membership_disclosure` (DESIGN 3, El Emam et al. 2022).
 
-    ``m`` is the relative F1, ``(F1 - F_naive) / (1 - F_naive)``; ``m <= 0.2`` is acceptable
-    and ``m < 0`` means the adversary does worse than calling everyone a member. ``f1``,
-    ``precision`` and ``recall`` are means over the ``repeats`` attack sets at the chosen
-    ``hamming_threshold``; ``f1_by_threshold[h]`` and ``m_by_threshold[h]`` give the same for
-    every h from 0 to the number of quasi-identifiers.
+    ``m`` is the relative F1, ``(F1 - F_naive) / (1 - F_naive)``, averaged over the ``repeats``
+    attack sets; it is acceptable when ``m <= m_threshold`` (:attr:`acceptable`; 0.2 in the
+    paper). ``f1``, ``precision`` and ``recall`` are the same means at the chosen
+    ``hamming_threshold``; ``f1_by_threshold[h]`` and ``m_by_threshold[h]`` give them for every
+    h from 0 to the number of quasi-identifiers.
+
+    **Negative M.** M = 0 is the adversary who calls everyone a member (precision t, recall 1).
+    Matching within h claims only the records that have a synthetic record that near, so its
+    recall is below 1; unless its precision rises above t enough to make up for that, its F1
+    falls below F_naive and M < 0. That happens when the synthetic records are no nearer to
+    the training records than to the holdout ones, and more so when they are nearer to the
+    holdout (precision below t: the synthetic data match non-members more than members, e.g.
+    when the generator over-smooths and reproduces common combinations rather than the members'
+    own). So a negative M is no risk and not an error: the adversary does worse than guessing.
+    M is at most 1 and at least ``-2t / (1 - t)`` (F1 = 0; -2 at t = 0.5).
+
+    **When M cannot bind.** Each attack set holds ``attack_members = round(a t)`` members
+    (``expected_members = a t`` before rounding). With fewer than ``min_members`` (default
+    :data:`MIN_MEMBERS` = 20; DESIGN 9.1) F1 rests on a handful of records, and with none it is
+    0 whatever the synthetic data are; ``can_bind`` is then False, ``warning`` says why and what
+    to do, and ``m <= m_threshold`` certifies nothing (``acceptable`` still compares the
+    number, so check ``can_bind`` beside it). ``warning`` is ``""`` when M can bind.
+
+    ``m_spread`` is the central ``m_spread.level`` share of the M values of single attack sets
+    (percentiles over the repeats): how much one attack's M varies from draw to draw. It is
+    *not* a confidence interval of ``m``: the repeats reuse the same train, holdout and
+    synthetic records, so neither the Monte Carlo error of the mean (about ``f1_std /
+    sqrt(repeats)`` on the F1 scale) nor the variation from the split or the generator's seed is
+    in it. ``m_interval`` is its deprecated old name.
     """
 
     m: float
-    m_interval: Interval
+    m_spread: Interval
     f1: float
     f1_std: float
     precision: float
@@ -63,6 +102,11 @@ class MembershipResult(Result):
     hamming_threshold: int
     attack_size: int
     attack_members: int
+    expected_members: float
+    min_members: int
+    can_bind: bool
+    m_threshold: float
+    warning: str
     repeats: int
     n_train: int
     n_holdout: int
@@ -76,8 +120,21 @@ class MembershipResult(Result):
 
     @property
     def acceptable(self) -> bool:
-        """Whether ``m <= 0.2``, the threshold of El Emam et al. (2022)."""
-        return self.m <= 0.2
+        """Whether ``m <= m_threshold`` (the configured threshold; 0.2 by default as in
+        El Emam et al. 2022). Says nothing when ``can_bind`` is False."""
+        return self.m <= self.m_threshold
+
+    @property
+    def m_interval(self) -> Interval:
+        """Deprecated name of :attr:`m_spread` (a spread over repeats, not a confidence
+        interval of ``m``)."""
+        warnings.warn(
+            "`MembershipResult.m_interval` is deprecated: it is the percentile spread of M over "
+            "the repeats, now named `m_spread` (not a confidence interval of `m`).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.m_spread
 
 
 def naive_f1(sampling_fraction: float) -> float:
@@ -109,64 +166,6 @@ def scores_from_counts(
     recall = safe_ratio(tp, np.broadcast_to(members, tp.shape))
     f1 = safe_ratio(2.0 * precision * recall, precision + recall)
     return precision, recall, f1
-
-
-def _sampling_fraction(
-    n_train: int, n_holdout: int, population_size: int | None, sampling_fraction: float | None
-) -> tuple[float, int | None]:
-    if (population_size is None) == (sampling_fraction is None):
-        raise RiskInputError(
-            "Exactly one of `population_size` and `sampling_fraction` must be given, but got "
-            f"(population_size={population_size!r}, sampling_fraction={sampling_fraction!r}). "
-            "There is no default: the customary t = 0.5 misstates the risk (El Emam et al. "
-            "2022); give the size N of the population the data were drawn from."
-        )
-    if sampling_fraction is not None:
-        return check_fraction(sampling_fraction, "sampling_fraction"), None
-    n_pop = check_positive_int(population_size, "population_size")
-    if n_pop < n_train + n_holdout:
-        raise RiskInputError(
-            "`population_size >= len(train) + len(holdout)` must hold (both are people of the "
-            f"population), but got (population_size={n_pop}, len(train)={n_train}, "
-            f"len(holdout)={n_holdout})."
-        )
-    t = n_train / n_pop
-    if not 0.0 < t < 1.0:
-        raise RiskInputError(
-            f"The sampling fraction t = len(train) / population_size = {n_train}/{n_pop} = {t} "
-            "must satisfy 0 < t < 1; at t = 1 the naive F1 is 1 and M is undefined."
-        )
-    return t, n_pop
-
-
-def _members_in_attack(attack_size: int, t: float) -> int:
-    # round half up, as round() in R and in the authors' code (Python's round is banker's).
-    return int(np.floor(attack_size * t + 0.5))
-
-
-def _attack_size(requested: int | None, t: float, n_train: int, n_holdout: int) -> int:
-    def fits(a: int) -> bool:
-        k = _members_in_attack(a, t)
-        return 1 <= k <= n_train and 1 <= a - k <= n_holdout
-
-    if requested is not None:
-        a = check_positive_int(requested, "attack_size", minimum=2)
-        if not fits(a):
-            k = _members_in_attack(a, t)
-            raise RiskInputError(
-                f"`attack_size`={a} at t={t:.6g} needs {k} members (1 <= k <= len(train)="
-                f"{n_train}) and {a - k} non-members (1 <= a - k <= len(holdout)={n_holdout})."
-            )
-        return a
-    a = int(min(DEFAULT_ATTACK_CAP, np.floor(n_holdout / (1.0 - t)), np.floor(n_train / t) + 1))
-    while a >= 2 and not fits(a):
-        a -= 1
-    if a < 2:
-        raise RiskInputError(
-            f"No attack set can hold at least one member and one non-member at t={t:.6g} with "
-            f"len(train)={n_train} and len(holdout)={n_holdout}; use a larger holdout."
-        )
-    return a
 
 
 def _resolve_qis(
@@ -217,6 +216,8 @@ def membership_disclosure(
     numeric_bins: int | None = DEFAULT_NUMERIC_BINS,
     confidence: float = 0.95,
     random_state: int | None = None,
+    m_threshold: float = ACCEPTABLE_M,
+    min_members: int = MIN_MEMBERS,
 ) -> MembershipResult:
     """Membership disclosure risk M by the partition method (El Emam et al. 2022, DESIGN 3).
 
@@ -240,9 +241,21 @@ def membership_disclosure(
         Numeric quasi-identifiers with more distinct values are cut into this many equal-width
         bins (DESIGN 3.3); ``None`` compares them exactly.
     confidence:
-        Level of the percentile interval of M over the repeats.
+        Share of the repeats' M values inside ``m_spread`` (a spread over repeats, not a
+        confidence interval of ``m``; see :class:`MembershipResult`).
     random_state:
         Seed of the attack-set draws; the seed used is recorded in the result.
+    m_threshold:
+        ``acceptable`` means ``m <= m_threshold`` (default 0.2, El Emam et al. 2022); pass the
+        threshold your study enforces. Must be below 1.
+    min_members:
+        Fewest members per attack set for M to bind (default :data:`MIN_MEMBERS` = 20): with
+        fewer, ``can_bind`` is False and ``warning`` says why and what to do.
+
+    When t is so small that no attack set the holdout allows holds a member (``round(a t) =
+    0``, e.g. a few thousand records of a population of millions), the default attack size is
+    the largest all-non-member set: F1 is 0, M is ``-2t / (1 - t)``, and the result says M
+    cannot bind rather than raising (an explicit ``attack_size`` must still hold a member).
 
     Missing values are a category of their own (missing matches missing), never dropped; their
     count is reported as ``missing_values``. The distance of each real record to the synthetic
@@ -267,15 +280,24 @@ def membership_disclosure(
         )
     repeats = check_positive_int(repeats, "repeats")
     confidence = check_fraction(confidence, "confidence")
+    m_threshold = check_threshold(m_threshold)
+    min_members = check_positive_int(min_members, "min_members")
     n_train, n_holdout = len(train), len(holdout)
-    t, n_pop = _sampling_fraction(n_train, n_holdout, population_size, sampling_fraction)
-    a = _attack_size(attack_size, t, n_train, n_holdout)
-    k = _members_in_attack(a, t)
+    t, n_pop = resolve_sampling_fraction(n_train, n_holdout, population_size, sampling_fraction)
+    a = resolve_attack_size(attack_size, t, n_train, n_holdout)
+    k = members_in_attack(a, t)
     seed = resolve_seed(random_state)
 
     enc = encode([train, holdout, synthetic], qis, kinds, numeric_bins=numeric_bins)
+    # keep the synthetic codes in the narrowest dtype and drop the int64 matrix before the
+    # distances (a million synthetic rows: 15 MB instead of 120 MB of codes for p = 15)
+    narrow = np.min_scalar_type(max(enc.cardinalities, default=1))
     real = np.concatenate([enc.codes[0], enc.codes[1]])
-    dist = min_hamming(real, enc.codes[2], enc.cardinalities)
+    syn_codes = enc.codes[2].astype(narrow)
+    cards, binned = enc.cardinalities, enc.binned
+    del enc
+    dist = min_hamming(real, syn_codes, cards)
+    del syn_codes
     colors_members = np.bincount(dist[:n_train], minlength=p + 1)
     colors_non = np.bincount(dist[n_train:], minlength=p + 1)
 
@@ -288,10 +310,10 @@ def membership_disclosure(
     f1_h = f1[:, h]
     m_reps = relative_f1(f1_h, t)
     f1_curve = f1.mean(axis=0)
-    missing = int(sum(int(f[qis].isna().to_numpy().sum()) for f in frames.values()))
+    missing = sum(int(f[c].isna().sum()) for f in frames.values() for c in qis)
     return MembershipResult(
         m=float(m_reps.mean()),
-        m_interval=percentile_interval(m_reps, confidence),
+        m_spread=percentile_interval(m_reps, confidence),
         f1=float(f1_h.mean()),
         f1_std=float(f1_h.std(ddof=1)) if repeats > 1 else 0.0,
         precision=float(precision[:, h].mean()),
@@ -302,12 +324,17 @@ def membership_disclosure(
         hamming_threshold=h,
         attack_size=a,
         attack_members=k,
+        expected_members=a * t,
+        min_members=min_members,
+        can_bind=k >= min_members,
+        m_threshold=m_threshold,
+        warning=binding_warning(a, k, t, (n_train, n_holdout), min_members, n_pop),
         repeats=repeats,
         n_train=n_train,
         n_holdout=n_holdout,
         n_synthetic=len(synthetic),
         quasi_identifiers=tuple(qis),
-        binned_columns=enc.binned,
+        binned_columns=binned,
         missing_values=missing,
         f1_by_threshold=tuple(float(v) for v in f1_curve),
         m_by_threshold=tuple(float(v) for v in relative_f1(f1_curve, t)),

@@ -51,8 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         u_q = quality_report(train, out.synthetic)
         u_h = hellinger(train, out.synthetic)
         rows.append(f"| {leaf} | {out.fit_seconds:.2f} | {out.sample_seconds:.2f} | "
-                    f"{u_q:.4f} | {u_h:.4f} | {m.m:.3f} | [{m.m_interval.low:.3f}, "
-                    f"{m.m_interval.high:.3f}] |")
+                    f"{u_q:.4f} | {u_h:.4f} | {m.m:.3f} | [{m.m_spread.low:.3f}, "
+                    f"{m.m_spread.high:.3f}] |")
         print(rows[-1], flush=True)
     write_section(args.output, "bench_cart", "\n".join(rows))
     print(f"\nwritten to {args.output}")

@@ -79,8 +79,8 @@ def bench_membership(adult: pd.DataFrame) -> list[str]:
             res, sec = timed(lambda s=syn, h=h: risk.membership_disclosure(
                 train, holdout, s, population_size=len(adult), hamming_threshold=h,
                 repeats=100, random_state=0))
-            rows.append(f"| {name} | {h} | {res.m:.3f} | [{res.m_interval.low:.3f}, "
-                        f"{res.m_interval.high:.3f}] | {res.f1:.3f} | {res.f_naive:.3f} | "
+            rows.append(f"| {name} | {h} | {res.m:.3f} | [{res.m_spread.low:.3f}, "
+                        f"{res.m_spread.high:.3f}] | {res.f1:.3f} | {res.f_naive:.3f} | "
                         f"{res.attack_size:,} | {sec:.2f} |")
             print(rows[-1], flush=True)
     return rows

@@ -1,4 +1,5 @@
-"""Membership disclosure (DESIGN 3): behaviour on Adult, and vectorised parts vs slow loops."""
+"""Membership disclosure (DESIGN 3, 9.1): behaviour on Adult, vectorised parts vs slow loops,
+the hashed distance path vs the former matrix-product path, and when M cannot bind."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import risk
+from risk import _neighbors
 from risk._encode import encode
 from risk._neighbors import min_hamming
 from risk._validation import column_kinds
-from risk.membership import scores_from_counts
+from risk.membership import MIN_MEMBERS, scores_from_counts
 from tests.data import load_adult
 
 
@@ -30,7 +32,8 @@ def test_copying_training_records_is_high_risk(adult_thirds):
     res = risk.membership_disclosure(train, holdout, train.copy(), population_size=n_pop,
                                      random_state=3)
     assert res.m > 0.5
-    assert res.m_interval.low > 0.5
+    assert res.m_spread.low > 0.5
+    assert res.can_bind and res.warning == "" and res.attack_members >= MIN_MEMBERS
     assert res.sampling_fraction == pytest.approx(len(train) / n_pop)
     assert res.f_naive == pytest.approx(2 * res.sampling_fraction / (1 + res.sampling_fraction))
     assert res.quasi_identifiers == tuple(train.columns)
@@ -78,20 +81,148 @@ def _slow_min_hamming(q, r):
     return np.array([min(int(np.sum(x != y)) for y in r) for x in q])
 
 
-codes = st.integers(1, 5).flatmap(
+def _former_min_hamming(query, reference, cardinalities):
+    """The implementation this module had before hashing (full one-hot product of every
+    non-exact unique row against every unique reference row), kept as the reference."""
+    p = query.shape[1]
+    if reference.shape[0] == 0 or p == 0:
+        return np.full(query.shape[0], p if reference.shape[0] == 0 else 0, dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(cardinalities)[:-1]]).astype(np.int64)
+
+    def hot(codes):
+        out = np.zeros((codes.shape[0], int(sum(cardinalities))), dtype=np.float32)
+        out[np.repeat(np.arange(codes.shape[0]), p), (codes + offsets).ravel()] = 1.0
+        return out
+
+    uq, q_inv = np.unique(query, axis=0, return_inverse=True)
+    ur = np.unique(reference, axis=0)
+    matches = hot(uq) @ hot(ur).T
+    return (p - matches.max(axis=1).astype(np.int64))[q_inv.ravel()]
+
+
+def _every_path(q, r, cards):
+    """min_hamming with the cost model and with every cap on the hashed levels."""
+    p = q.shape[1]
+    return [min_hamming(q, r, cards)] + [min_hamming(q, r, cards, max_hash_level=k)
+                                         for k in range(p + 1)]
+
+
+codes = st.integers(1, 7).flatmap(
     lambda p: st.tuples(
-        st.lists(st.lists(st.integers(0, 2), min_size=p, max_size=p), min_size=1, max_size=25),
-        st.lists(st.lists(st.integers(0, 2), min_size=p, max_size=p), min_size=1, max_size=25),
+        st.lists(st.lists(st.integers(0, 3), min_size=p, max_size=p), min_size=1, max_size=30),
+        st.lists(st.lists(st.integers(0, 3), min_size=p, max_size=p), min_size=1, max_size=30),
     )
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(codes)
-def test_min_hamming_equals_slow_loop(pair):
+def test_min_hamming_equals_slow_loop_on_every_path(pair):
     q, r = (np.array(x, dtype=np.int64) for x in pair)
-    got = min_hamming(q, r, [3] * q.shape[1])
-    np.testing.assert_array_equal(got, _slow_min_hamming(q, r))
+    want = _slow_min_hamming(q, r)
+    for got in _every_path(q, r, [4] * q.shape[1]):
+        np.testing.assert_array_equal(got, want)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), p=st.integers(1, 9))
+def test_min_hamming_equals_former_product_path_with_missing_values(seed, p):
+    # random frames with NaN / None in numeric and categorical columns (missing is a category),
+    # a binned numeric column, few and many categories: identical distances, row for row
+    rng = np.random.default_rng(seed)
+
+    def frame(n):
+        cols = {}
+        for j in range(p):
+            kind = j % 3
+            if kind == 0:
+                v = rng.choice(["a", "b", "c", None], n, p=[0.5, 0.2, 0.2, 0.1]).astype(object)
+            elif kind == 1:
+                v = rng.integers(0, 1 + j, n).astype(float)
+                v[rng.random(n) < 0.1] = np.nan
+            else:
+                v = rng.normal(size=n)
+                v[rng.random(n) < 0.05] = np.nan
+            cols[f"c{j}"] = v
+        return pd.DataFrame(cols)
+
+    real, syn = frame(int(rng.integers(1, 300))), frame(int(rng.integers(1, 200)))
+    cols = list(real.columns)
+    enc = encode([real, syn], cols, column_kinds({"r": real, "s": syn}, cols))
+    want = _former_min_hamming(enc.codes[0], enc.codes[1], enc.cardinalities)
+    for got in _every_path(enc.codes[0], enc.codes[1], enc.cardinalities):
+        np.testing.assert_array_equal(got, want)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_min_hamming_without_radix_keys_and_with_tiny_blocks(seed):
+    # cardinalities whose product overflows int64 (keys re-densified by hashing), and memory
+    # blocks of a few rows (many query and reference chunks, early stop per query row)
+    rng = np.random.default_rng(seed)
+    p = int(rng.integers(5, 9))
+    cards = [2**20] * p
+    assert _neighbors._radix_weights(cards) is None
+    pool = rng.integers(0, 2**20, size=(4, p))  # few distinct values per column: near rows
+    q = np.where(rng.random((40, p)) < 0.4, rng.integers(0, 2**20, (40, p)),
+                 pool[rng.integers(0, 4, (40, p)), np.arange(p)])
+    r = np.where(rng.random((30, p)) < 0.4, rng.integers(0, 2**20, (30, p)),
+                 pool[rng.integers(0, 4, (30, p)), np.arange(p)])
+    want = _slow_min_hamming(q, r)
+    for got in _every_path(q, r, cards):
+        np.testing.assert_array_equal(got, want)
+    small = [int(rng.integers(2, 6)) for _ in range(p)]
+    qs, rs = q % small, r % small
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_neighbors, "_ONE_HOT_BYTES", 4 * 7 * sum(small))  # 7 rows per one-hot
+        mp.setattr(_neighbors, "_PRODUCT_BYTES", 4 * 5 * 7)
+        for got in _every_path(qs, rs, small):
+            np.testing.assert_array_equal(got, _slow_min_hamming(qs, rs))
+
+
+def test_min_hamming_equals_former_product_path_on_adult(adult_thirds):
+    # real data: every column of Adult, 2 of its thirds against the third one (2 x 3,000 rows
+    # for time); the counts per distance are identical, not just close
+    _, (train, holdout, others) = adult_thirds
+    real, syn = pd.concat([train.iloc[:3000], holdout.iloc[:3000]]), others.iloc[:3000]
+    cols = list(real.columns)
+    enc = encode([real, syn], cols, column_kinds({"r": real, "s": syn}, cols))
+    want = _former_min_hamming(enc.codes[0], enc.codes[1], enc.cardinalities)
+    got = min_hamming(enc.codes[0], enc.codes[1], enc.cardinalities)
+    np.testing.assert_array_equal(got, want)
+    assert np.bincount(want).size > 4  # distances 0 to at least 4 occur: every path is used
+
+
+def test_min_hamming_memory_is_bounded_by_its_blocks():
+    # 100,000 distinct reference rows of p = 8 columns with 20 codes each: the former
+    # algorithm held their one-hot (100,000 x 160 float32 = 61 MiB) at once. With 2 MiB
+    # blocks only the per-row keys (about 100 + p bytes per reference row) and the blocks
+    # remain, whichever path resolves the rows.
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    ref = rng.integers(0, 20, size=(100_000, 8))
+    query = rng.integers(0, 20, size=(200, 8))
+    want = None
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_neighbors, "_ONE_HOT_BYTES", 2 * 2**20)
+        mp.setattr(_neighbors, "_PRODUCT_BYTES", 2 * 2**20)
+        for level in (0, None):
+            tracemalloc.start()
+            got = min_hamming(query, ref, [20] * 8, max_hash_level=level)
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            assert peak < 24 * 2**20, (level, peak / 2**20)
+            want = got if want is None else want
+            np.testing.assert_array_equal(got, want)
+
+
+def test_min_hamming_edge_shapes():
+    q = np.array([[0, 1], [1, 1]])
+    np.testing.assert_array_equal(min_hamming(q, q[:0], [2, 2]), [2, 2])
+    np.testing.assert_array_equal(min_hamming(q[:0], q, [2, 2]), np.zeros(0, dtype=np.int64))
+    np.testing.assert_array_equal(min_hamming(q[:, :0], q[:, :0], []), [0, 0])
+    np.testing.assert_array_equal(min_hamming(q, np.array([[1, 0]]), [2, 2]), [2, 1])
 
 
 @settings(max_examples=60, deadline=None)
@@ -189,3 +320,119 @@ def test_count_draws_match_drawing_records(seed, h):
     # without replacement (with replacement it would be about 10% wider here)
     assert fast.f1 == pytest.approx(slow_mean, abs=0.012)
     assert fast.f1_std == pytest.approx(slow_std, rel=0.05)
+
+
+# --- when M cannot bind, the threshold, the spread (DESIGN 9.1; issue: "M that says when it
+# cannot bind") ---------------------------------------------------------------------------------
+
+
+def _small_table(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"sex": rng.choice(["f", "m"], n), "age": rng.integers(16, 90, n),
+                         "region": rng.integers(0, 16, n), "edu": rng.choice(list("abcde"), n)})
+
+
+def test_sd2011_like_population_reports_that_m_cannot_bind():
+    # SD2011: 5,000 records of a population of about 31 million. Train/holdout halves give
+    # t = 2,500 / 31e6 = 8.1e-5: an attack set the holdout allows (a <= 2,500) holds
+    # round(a t) = 0 members. A result (not an error) says M cannot bind and what would help.
+    table = _small_table(5000)
+    train, holdout = table.iloc[:2500], table.iloc[2500:]
+    res = risk.membership_disclosure(train, holdout, train.copy(), population_size=31_000_000,
+                                     random_state=0)
+    t = 2500 / 31_000_000
+    assert res.attack_members == 0 and res.attack_size == 2500
+    assert res.expected_members == pytest.approx(2500 * t)
+    assert not res.can_bind
+    # with no member, F1 is 0 even for a copy of the training data: M sits at its floor
+    assert res.f1 == 0.0 and res.recall == 0.0
+    assert res.m == pytest.approx(-2 * t / (1 - t))
+    assert "M cannot bind" in res.warning and "no member at all" in res.warning
+    assert "241,800" in res.warning  # round(a t) >= 20 needs a >= 19.5 / t = 241,800 records
+    assert res.acceptable  # the number passes; can_bind says it certifies nothing
+    flat = res.to_dict()
+    assert flat["can_bind"] == 0.0 and flat["warning"] == res.warning
+
+
+@pytest.mark.parametrize(("population", "members", "binds"), [
+    (3_100_000, 2, False),   # ACS-like: a few members per attack set
+    (1_300_000, 5, False),
+    (300_000, 21, True),     # just above the default minimum of 20
+])
+def test_members_per_attack_set_decide_can_bind(population, members, binds):
+    table = _small_table(5000, seed=1)
+    train, holdout = table.iloc[:2500], table.iloc[2500:]
+    res = risk.membership_disclosure(train, holdout, holdout.copy(), population_size=population,
+                                     repeats=20, random_state=0)
+    assert res.attack_members == members == round(res.expected_members)
+    assert res.can_bind is binds and res.min_members == MIN_MEMBERS
+    assert (res.warning == "") is binds
+    if not binds:
+        assert f"only {members} members" in res.warning and "holdout of about" in res.warning
+
+
+def test_min_members_is_an_option():
+    table = _small_table(5000, seed=2)
+    train, holdout = table.iloc[:2500], table.iloc[2500:]
+    kwargs = dict(population_size=1_300_000, repeats=10, random_state=0)
+    assert not risk.membership_disclosure(train, holdout, train, **kwargs).can_bind
+    res = risk.membership_disclosure(train, holdout, train, min_members=5, **kwargs)
+    assert res.can_bind and res.warning == "" and res.min_members == 5
+    with pytest.raises(risk.RiskInputError, match="min_members >= 1"):
+        risk.membership_disclosure(train, holdout, train, min_members=0, **kwargs)
+
+
+def test_explicit_attack_size_without_members_is_still_an_error():
+    table = _small_table(400)
+    with pytest.raises(risk.RiskInputError, match="needs 0 members"):
+        risk.membership_disclosure(table.iloc[:200], table.iloc[200:], table,
+                                   population_size=10**7, attack_size=100)
+
+
+def test_acceptable_uses_the_configured_threshold():
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"a": rng.integers(0, 6, 600), "b": rng.integers(0, 5, 600)})
+    base = risk.membership_disclosure(df.iloc[:300], df.iloc[300:], df.iloc[:300],
+                                      sampling_fraction=0.3, random_state=1)
+    assert base.m_threshold == risk.ACCEPTABLE_M == 0.2
+    assert base.acceptable == (base.m <= 0.2)
+    for thr in (base.m - 0.01, base.m + 0.01):
+        res = risk.membership_disclosure(df.iloc[:300], df.iloc[300:], df.iloc[:300],
+                                         sampling_fraction=0.3, random_state=1, m_threshold=thr)
+        assert res.m == base.m and res.m_threshold == thr
+        assert res.acceptable == (thr > base.m)
+    for bad in (1.0, float("nan"), float("inf")):
+        with pytest.raises(risk.RiskInputError, match="m_threshold < 1"):
+            risk.membership_disclosure(df, df, df, sampling_fraction=0.3, m_threshold=bad)
+    with pytest.raises(TypeError, match="m_threshold"):
+        risk.membership_disclosure(df, df, df, sampling_fraction=0.3, m_threshold="0.2")
+
+
+def test_m_spread_is_the_percentile_spread_over_repeats_and_m_interval_its_old_name():
+    rng = np.random.default_rng(6)
+    df = pd.DataFrame({c: rng.integers(0, 6, 800) for c in "abcd"})
+    res = risk.membership_disclosure(df.iloc[:400], df.iloc[400:], df.iloc[:200],
+                                     sampling_fraction=0.4, repeats=400, confidence=0.9,
+                                     random_state=2)
+    lo, hi = res.m_spread.low, res.m_spread.high
+    assert lo < res.m < hi and res.m_spread.level == 0.9
+    assert res.m_spread.method == "percentile over repeats"
+    # it is the spread of single attacks, far wider than the Monte Carlo error of the mean m
+    se_of_mean = (hi - lo) / (2 * 1.645) / np.sqrt(res.repeats)
+    assert hi - lo > 10 * se_of_mean
+    with pytest.warns(DeprecationWarning, match="m_spread"):
+        assert res.m_interval == res.m_spread
+    assert "m_spread_low" in res.to_dict() and "m_interval_low" not in res.to_dict()
+
+
+def test_negative_m_when_synthetic_data_resemble_non_members():
+    # synthetic data copied from the holdout: members are matched less often than non-members,
+    # so the adversary does worse than calling everyone a member (documented as no risk)
+    rng = np.random.default_rng(8)
+    df = pd.DataFrame({c: rng.integers(0, 5, 2000) for c in "abcd"})
+    train, holdout = df.iloc[:1000], df.iloc[1000:]
+    res = risk.membership_disclosure(train, holdout, holdout.copy(), sampling_fraction=0.5,
+                                     random_state=0)
+    assert res.m < 0 and res.f1 < res.f_naive
+    assert res.m >= -2 * 0.5 / (1 - 0.5)  # the floor -2t/(1-t), reached at F1 = 0
+    assert res.acceptable and res.can_bind
