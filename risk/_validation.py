@@ -167,3 +167,15 @@ def resolve_seed(random_state: Any) -> int:
     if random_state < 0:
         raise RiskInputError(f"`random_state >= 0` must hold, but got {random_state!r}.")
     return int(random_state)
+
+
+def as_synthetic_sets(synthetic: Any) -> list[pd.DataFrame]:
+    """One synthetic DataFrame or a non-empty list of m of them, as a list."""
+    if isinstance(synthetic, pd.DataFrame):
+        return [synthetic]
+    if isinstance(synthetic, (list, tuple)) and synthetic:
+        return list(synthetic)
+    raise TypeError(
+        "`synthetic` must be a DataFrame or a non-empty list of DataFrames, but got "
+        f"{type(synthetic).__name__}."
+    )

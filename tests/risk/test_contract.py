@@ -30,6 +30,9 @@ CALLS = {
                                                matching="nearest"),
     "inference": lambda tr, ho, sy: risk.attribute_inference(tr, sy, keys=["a", "b", "c"],
                                                              target="t", holdout=ho),
+    "disclosure": lambda tr, ho, sy: risk.disclosure(tr, sy, keys=["a", "b"], target="t"),
+    "exact_copies": lambda tr, ho, sy: risk.exact_copies(tr, sy, holdout=ho),
+    "dcr": lambda tr, ho, sy: risk.distance_to_closest_record(tr, sy, holdout=ho),
     "identification": lambda tr, ho, sy: risk.identification_risk(
         tr, sy.iloc[: len(tr)], known=["a"], synthesized=["b", "c"], radius={"c": 0.5}),
 }
@@ -107,3 +110,16 @@ def test_risk_is_standalone():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, f"risk imported {out.stdout.strip()}"
+
+
+@pytest.mark.parametrize("bins", [0, -3, 2.5, True])
+@pytest.mark.parametrize("call", [
+    lambda b: risk.membership_disclosure(TRAIN, HOLD, SYN, sampling_fraction=0.2, repeats=3,
+                                         numeric_bins=b),
+    lambda b: risk.cap(TRAIN, SYN, keys=["a", "c"], target="t", numeric_bins=b),
+    lambda b: risk.hellinger_utility(TRAIN, SYN, bins=b),
+], ids=["membership", "cap", "hellinger"])
+def test_bad_numeric_bins_is_a_clear_error(call, bins):
+    # 0 or a negative count used to return numbers silently
+    with pytest.raises((TypeError, ValueError), match="bins"):
+        call(bins)
