@@ -2,28 +2,17 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
 
 
-def _cell(value: object, floatfmt: str) -> str:
-    if value is None or value is pd.NA:
-        return ""
-    if isinstance(value, float):
-        return "" if math.isnan(value) else format(value, floatfmt)
-    return str(value)
-
-
 def markdown_table(frame: pd.DataFrame, *, floatfmt: str = ".3f") -> str:
-    """``frame`` as a GitHub Markdown table (floats formatted with ``floatfmt``)."""
-    head = "| " + " | ".join(map(str, frame.columns)) + " |"
-    rule = "|" + "---|" * len(frame.columns)
-    body = ["| " + " | ".join(_cell(v, floatfmt) for v in row) + " |"
-            for row in frame.itertuples(index=False)]
-    return "\n".join([head, rule, *body])
+    """``frame`` as a GitHub Markdown table (pandas' ``to_markdown``), floats formatted with
+    ``floatfmt`` and missing values left blank."""
+    shown = frame.astype(object).where(frame.notna(), None)
+    return shown.to_markdown(index=False, floatfmt=floatfmt, missingval="", tablefmt="github")
 
 
 def write_section(path: Path, name: str, text: str) -> None:

@@ -8,29 +8,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
-import os
 import sys
-import warnings
 from importlib import resources
 from pathlib import Path
 
+from tuner.quiet import quiet_libraries
+
 EXIT_OK, EXIT_ERROR, EXIT_CONFIG, EXIT_NO_RELEASE = 0, 1, 2, 3
 RUN_FILE = "run.json"
-
-
-def quiet_libraries() -> None:
-    """Silence library noise (SDV/SDMetrics warnings and bars, INFO logs) for the CLI only."""
-    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-    warnings.filterwarnings("ignore")
-    import mlflow  # noqa: F401  (mlflow sets up its own handlers at import; quiet them after)
-
-    for name in ("sdv", "sdmetrics", "rdt", "copulas", "ctgan", "mlflow", "alembic", "optuna",
-                 "SingleTableSynthesizer", "MultiTableSynthesizer", "matplotlib"):
-        logging.getLogger(name).setLevel(logging.ERROR)
-    import optuna
-
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 
 def _load_config(path: str | None, **overrides: object):  # noqa: ANN202
@@ -62,7 +47,7 @@ def _config_from_dir(directory: str):  # noqa: ANN202
 
 
 def _print_table(study) -> None:  # noqa: ANN001
-    from tuner.study import trials_frame
+    from tuner.trials import trials_frame
 
     frame = trials_frame(study)
     if frame.empty:
@@ -72,6 +57,17 @@ def _print_table(study) -> None:  # noqa: ANN001
     cols += [c for c in frame.columns if c.startswith("c.")]
     with_pd = frame[cols].round(4)
     print(with_pd.to_string(index=False))
+
+
+def _print_membership_warning(study) -> None:  # noqa: ANN001
+    """Say once when M cannot bind (too few members per attack set): the gate decides then."""
+    for t in study.get_trials(deepcopy=False):
+        warning = t.user_attrs.get("m_warning")
+        if warning:
+            print(f"\nWARNING: membership disclosure M cannot bind here. {warning}\n"
+                  "The release gate (exact copies, distance to closest record, replicated "
+                  "uniques, CAP) is what protects this release.")
+            return
 
 
 def _summary(cfg, ctx, release_dir: Path | None) -> None:  # noqa: ANN001
@@ -92,8 +88,9 @@ def _summary(cfg, ctx, release_dir: Path | None) -> None:  # noqa: ANN001
 
 
 def _run(cfg, *, progress: bool) -> int:  # noqa: ANN001
+    from tuner.context import prepare
     from tuner.release import NoFeasibleTrial, export
-    from tuner.study import prepare, run_study
+    from tuner.study import run_study
 
     ctx = prepare(cfg)
     _save_run_file(cfg)
@@ -103,6 +100,7 @@ def _run(cfg, *, progress: bool) -> int:  # noqa: ANN001
           f"trials, {cfg.study.workers} worker(s)")
     study = run_study(ctx, progress=progress)
     _print_table(study)
+    _print_membership_warning(study)
     try:
         folder = export(ctx, study)
     except NoFeasibleTrial as exc:
@@ -111,6 +109,16 @@ def _run(cfg, *, progress: bool) -> int:  # noqa: ANN001
         return EXIT_NO_RELEASE
     _summary(cfg, ctx, folder)
     return EXIT_OK
+
+
+TUNER_MODULES = ("optuna", "sdv", "mlflow", "torch", "sdmetrics", "matplotlib")
+
+
+def _missing_extra() -> list[str]:
+    """The tuner's dependencies that are not installed (a core-only install has ``risk``)."""
+    from importlib.util import find_spec
+
+    return [m for m in TUNER_MODULES if find_spec(m) is None]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -130,11 +138,19 @@ def main(argv: list[str] | None = None) -> int:
     p_release = sub.add_parser("release", help="export the release candidate of a folder")
     p_release.add_argument("directory")
     args = parser.parse_args(argv)
+    missing = _missing_extra()
+    if missing:
+        print(f"error: the tuner needs {', '.join(missing)}, which are not installed (the core "
+              "install has the `risk` library only). Install the tuner's extra: "
+              "python -m pip install torch==2.13.0 && python -m pip install 'risk-tuner[tuner]' "
+              "(or -e '.[tuner]' in a checkout)", file=sys.stderr)
+        return EXIT_CONFIG
     quiet_libraries()
 
     from tuner.config import ConfigError
+    from tuner.context import prepare
     from tuner.release import NoFeasibleTrial, export
-    from tuner.study import open_study, prepare
+    from tuner.storage import open_study
 
     try:
         if args.command in ("run", "demo"):

@@ -8,11 +8,15 @@ against the config file's folder. See ``tuner/demo.toml`` for a complete, commen
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from tuner.spaces import SPACES, narrow
+from tuner import measures
+from tuner.families import SYNTHESIZERS
+from tuner.spaces import narrow
 
 UTILITY_METRICS = ("quality_report", "hellinger", "efficacy")
 DEVICES = ("cpu", "cuda")
@@ -33,6 +37,8 @@ class DataConfig:
     quasi_identifiers: tuple[str, ...] | None = None
     train_fraction: float = 0.5
     stratify: str | None = None
+    identifiers: tuple[str, ...] = ()  # direct identifiers: dropped before anything else
+    keep_unique: tuple[str, ...] = ()  # unique-per-record columns that are not identifiers
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,17 +56,44 @@ class StudyConfig:
     sample_size: int | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class RiskConfig:
-    m_threshold: float = 0.2
-    hamming_threshold: int = 0
-    repeats: int = 100
-    cap_keys: tuple[str, ...] = ()
-    cap_targets: tuple[str, ...] = ()
-    cap_limit: float = 0.05
-    inference_targets: tuple[str, ...] = ()
-    inference_limit: float = 0.05
-    numeric_bins: int = 20
+class RiskConfig(Mapping[str, Any]):
+    """The ``[risk]`` section: one value per option of :data:`tuner.measures.MEASURES`.
+
+    Read-only; a value is reached as ``cfg.risk.cap_limit`` or ``cfg.risk["cap_limit"]``.
+    Unset options take the registry's defaults.
+    """
+
+    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+        known = measures.options()
+        unknown = sorted(set(values or {}) - set(known))
+        if unknown:
+            raise ConfigError(f"unknown key(s) {unknown} in [risk]; valid keys: {sorted(known)}")
+        self._values: dict[str, Any] = {k: o.default for k, o in known.items()} | dict(
+            values or {})
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self.__dict__["_values"][key]
+        except KeyError:
+            raise AttributeError(f"[risk] has no option {key!r}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"RiskConfig({dict(self._values)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RiskConfig) and dict(self) == dict(other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted((k, repr(v)) for k, v in self._values.items())))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,99 +112,139 @@ class Config:
     source: Path | None = None
 
 
-def _fields(cls: type) -> dict[str, dataclasses.Field]:
-    return {f.name: f for f in dataclasses.fields(cls)}
+def _kind(annotation: str) -> str:
+    """The option kind of a dataclass field's (string) annotation."""
+    if "Path" in annotation:
+        return "path"
+    if "tuple" in annotation:
+        return "columns"
+    if annotation.startswith("int"):
+        return "int"
+    if "float" in annotation:
+        return "float"
+    if annotation.startswith("bool"):
+        return "bool"
+    return "str"
 
 
-def _section(raw: dict[str, Any], name: str, cls: type, base: Path) -> Any:
+def _coerce(where: str, kind: str, value: Any, base: Path) -> Any:
+    """``value`` of TOML key ``where`` as ``kind``, or :class:`ConfigError` saying why not."""
+    if kind == "path":
+        if not isinstance(value, str):
+            raise ConfigError(f"{where} must be a path string, got {value!r}")
+        p = Path(value)
+        return p if (p.is_absolute() or value.startswith("builtin:")) else (base / p)
+    if kind == "columns":
+        if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise ConfigError(f"{where} must be a list of strings, got {value!r}")
+        return tuple(value)
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where} must be true or false, got {value!r}")
+        return value
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{where} must be an integer, got {value!r}")
+        return value
+    if kind == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{where} must be a number, got {value!r}")
+        if not math.isfinite(value):
+            raise ConfigError(f"{where} must be a finite number, got {value!r}")
+        return float(value)
+    if not isinstance(value, str):
+        raise ConfigError(f"{where} must be a string, got {value!r}")
+    return value
+
+
+def _table(raw: dict[str, Any], name: str, kinds: Mapping[str, str], base: Path,
+           errors: list[str]) -> dict[str, Any]:
+    """The values of section ``[name]`` coerced to ``kinds``; problems appended to ``errors``."""
     table = raw.get(name, {})
     if not isinstance(table, dict):
-        raise ConfigError(f"[{name}] must be a table, got {table!r}")
-    fields = _fields(cls)
-    unknown = sorted(set(table) - set(fields))
+        errors.append(f"[{name}] must be a table, got {table!r}")
+        return {}
+    unknown = sorted(set(table) - set(kinds))
     if unknown:
-        raise ConfigError(f"unknown key(s) {unknown} in [{name}]; valid keys: {sorted(fields)}")
+        errors.append(f"unknown key(s) {unknown} in [{name}]; valid keys: {sorted(kinds)}")
     values: dict[str, Any] = {}
-    for key, value in table.items():
-        f = fields[key]
-        where = f"{name}.{key}"
-        kind = str(f.type)
-        if "Path" in kind:
-            if not isinstance(value, str):
-                raise ConfigError(f"{where} must be a path string, got {value!r}")
-            p = Path(value)
-            builtin = value.startswith("builtin:")
-            values[key] = p if (p.is_absolute() or builtin) else (base / p)
-        elif "tuple" in kind:
-            if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-                raise ConfigError(f"{where} must be a list of strings, got {value!r}")
-            values[key] = tuple(value)
-        elif kind.startswith("int") or kind == "int | None":
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ConfigError(f"{where} must be an integer, got {value!r}")
-            values[key] = value
-        elif "float" in kind:
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ConfigError(f"{where} must be a number, got {value!r}")
-            values[key] = float(value)
-        else:
-            if not isinstance(value, str):
-                raise ConfigError(f"{where} must be a string, got {value!r}")
-            values[key] = value
-    try:
-        return cls(**values)
-    except TypeError as exc:
-        missing = [k for k, f in fields.items() if f.default is dataclasses.MISSING
-                   and k not in values]
-        raise ConfigError(f"[{name}] lacks required key(s) {missing}") from exc
+    for key in sorted(set(table) & set(kinds)):
+        try:
+            values[key] = _coerce(f"{name}.{key}", kinds[key], table[key], base)
+        except ConfigError as exc:
+            errors.append(str(exc))
+    return values
 
 
-def check(cfg: Config) -> None:
-    """Raise :class:`ConfigError` naming the key when a value is out of range or inconsistent."""
-    d, s, r, u = cfg.data, cfg.study, cfg.risk, cfg.utility
+def _section(raw: dict[str, Any], name: str, cls: type, base: Path, errors: list[str]) -> Any:
+    kinds = {f.name: _kind(str(f.type)) for f in dataclasses.fields(cls)}
+    values = _table(raw, name, kinds, base, errors)
+    missing = [f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING
+               and f.name not in values]
+    if missing:
+        if name in raw:  # a missing section is reported once, by parse
+            errors.append(f"[{name}] lacks required key(s) {missing}")
+        return None
+    return cls(**values)
+
+
+def _problems(cfg: Config) -> list[str]:
+    """Every value out of range or inconsistent, each naming its key."""
+    d, s, u = cfg.data, cfg.study, cfg.utility
+    errors = []
     if d.population_size < 2:
-        raise ConfigError(f"data.population_size must be >= 2, got {d.population_size}")
+        errors.append(f"data.population_size must be >= 2, got {d.population_size}")
     if not 0.0 < d.train_fraction < 1.0:
-        raise ConfigError(f"data.train_fraction must be in (0, 1), got {d.train_fraction}")
-    unknown = [x for x in s.synthesizers if x not in SPACES]
+        errors.append(f"data.train_fraction must be in (0, 1), got {d.train_fraction}")
+    unknown = [x for x in s.synthesizers if x not in SYNTHESIZERS]
     if unknown or not s.synthesizers:
-        raise ConfigError(
-            f"study.synthesizers has unknown name(s) {unknown or s.synthesizers!r}; "
-            f"valid: {sorted(SPACES)}"
-        )
+        errors.append(f"study.synthesizers has unknown name(s) {unknown or s.synthesizers!r}; "
+                      f"valid: {sorted(SYNTHESIZERS)}")
+    if not s.name.strip():
+        errors.append("study.name must be a non-empty name, got ''")
     if s.n_trials < 1:
-        raise ConfigError(f"study.n_trials must be >= 1, got {s.n_trials}")
+        errors.append(f"study.n_trials must be >= 1, got {s.n_trials}")
     if s.workers < 1:
-        raise ConfigError(f"study.workers must be >= 1, got {s.workers}")
+        errors.append(f"study.workers must be >= 1, got {s.workers}")
     if s.timeout is not None and s.timeout <= 0:
-        raise ConfigError(f"study.timeout must be > 0 seconds, got {s.timeout}")
+        errors.append(f"study.timeout must be > 0 seconds, got {s.timeout}")
+    if s.sample_size is not None and s.sample_size < 1:
+        errors.append(f"study.sample_size must be >= 1 rows, got {s.sample_size}")
     if s.device not in DEVICES:
-        raise ConfigError(f"study.device must be one of {DEVICES}, got {s.device!r}")
-    if not 0.0 < r.m_threshold < 1.0:
-        raise ConfigError(f"risk.m_threshold must be in (0, 1), got {r.m_threshold}")
-    if r.repeats < 1 or r.hamming_threshold < 0:
-        raise ConfigError("risk.repeats must be >= 1 and risk.hamming_threshold >= 0")
-    if (r.cap_targets or r.inference_targets) and not r.cap_keys:
-        raise ConfigError("risk.cap_keys must name the intruder's keys when targets are given")
-    clash = sorted(set(r.cap_keys) & (set(r.cap_targets) | set(r.inference_targets)))
-    if clash:
-        raise ConfigError(f"column(s) {clash} are both a key and a target in [risk]")
+        errors.append(f"study.device must be one of {DEVICES}, got {s.device!r}")
+    errors += measures.check(cfg.risk)
     if u.metric not in UTILITY_METRICS:
-        raise ConfigError(f"utility.metric must be one of {UTILITY_METRICS}, got {u.metric!r}")
+        errors.append(f"utility.metric must be one of {UTILITY_METRICS}, got {u.metric!r}")
     if u.metric == "efficacy" and not u.target:
-        raise ConfigError("utility.metric = 'efficacy' needs utility.target (a column)")
+        errors.append("utility.metric = 'efficacy' needs utility.target (a column)")
     for synth, narrowed in cfg.spaces.items():
-        if synth not in SPACES:
-            raise ConfigError(f"[space.{synth}] is not a synthesiser; valid: {sorted(SPACES)}")
-        bad = sorted(set(narrowed) - set(SPACES[synth]))
+        if synth not in SYNTHESIZERS:
+            errors.append(f"[space.{synth}] is not a synthesiser; valid: {sorted(SYNTHESIZERS)}")
+            continue
+        space = SYNTHESIZERS[synth].space
+        bad = sorted(set(narrowed) - set(space))
         if bad:
-            raise ConfigError(
-                f"[space.{synth}] has unknown parameter(s) {bad}; valid: {sorted(SPACES[synth])}"
-            )
+            errors.append(f"[space.{synth}] has unknown parameter(s) {bad}; valid: "
+                          f"{sorted(space)}")
+            continue
         try:
             narrow(synth, narrowed)
         except (TypeError, ValueError) as exc:
-            raise ConfigError(str(exc)) from exc
+            errors.append(str(exc))
+    return errors
+
+
+def _raise(errors: list[str]) -> None:
+    if len(errors) == 1:
+        raise ConfigError(errors[0])
+    if errors:
+        raise ConfigError(f"{len(errors)} problems in the configuration:\n" +
+                          "\n".join(f"  - {e}" for e in errors))
+
+
+def check(cfg: Config) -> None:
+    """Raise :class:`ConfigError` listing every value out of range or inconsistent."""
+    _raise(_problems(cfg))
 
 
 def check_data(cfg: Config, columns: list[str], n_rows: int) -> None:
@@ -182,51 +255,55 @@ def check_data(cfg: Config, columns: list[str], n_rows: int) -> None:
     ``n_train / N < 1``). Checked once the data are read, before any trial is run, so that a
     misnamed column is one clear error rather than every trial failing.
     """
-    d, r, u = cfg.data, cfg.risk, cfg.utility
+    d, u = cfg.data, cfg.utility
     named = {
         "data.quasi_identifiers": list(d.quasi_identifiers or ()),
         "data.stratify": [d.stratify] if d.stratify else [],
-        "risk.cap_keys": list(r.cap_keys),
-        "risk.cap_targets": list(r.cap_targets),
-        "risk.inference_targets": list(r.inference_targets),
+        "data.keep_unique": list(d.keep_unique),
+        **measures.column_options(cfg.risk),
         "utility.target": [u.target] if u.target else [],
     }
+    errors = []
     for key, cols in named.items():
         unknown = [c for c in cols if c not in columns]
         if unknown:
-            raise ConfigError(
-                f"{key} names column(s) {unknown} that the data do not have; the data's columns "
-                f"are {columns}"
-            )
+            errors.append(f"{key} names column(s) {unknown} that the data do not have; the "
+                          f"data's columns are {columns}")
     if d.population_size < n_rows:
-        raise ConfigError(
+        errors.append(
             f"data.population_size = {d.population_size} is smaller than the {n_rows} records "
             "of the data, which are a sample of that population; give the size N of the "
-            "population the data were drawn from"
-        )
+            "population the data were drawn from")
+    _raise(errors)
 
 
 def parse(raw: dict[str, Any], *, base: Path, source: Path | None = None) -> Config:
-    """Build a :class:`Config` from a TOML mapping; paths relative to ``base``."""
+    """Build a :class:`Config` from a TOML mapping; paths relative to ``base``.
+
+    Every problem of the file is reported at once (one :class:`ConfigError`, one line each).
+    """
     sections = {"data", "study", "risk", "utility", "space"}
+    errors: list[str] = []
     unknown = sorted(set(raw) - sections)
     if unknown:
-        raise ConfigError(f"unknown section(s) {unknown}; valid sections: {sorted(sections)}")
+        errors.append(f"unknown section(s) {unknown}; valid sections: {sorted(sections)}")
     if "data" not in raw:
-        raise ConfigError("the [data] section is required (path, population_size)")
+        errors.append("the [data] section is required (path, population_size)")
     spaces = raw.get("space", {})
     if not isinstance(spaces, dict) or not all(isinstance(v, dict) for v in spaces.values()):
-        raise ConfigError("[space.NAME] sections must be tables of parameter = [low, high] "
-                          "or [choices]")
-    cfg = Config(
-        data=_section(raw, "data", DataConfig, base),
-        study=_section(raw, "study", StudyConfig, base),
-        risk=_section(raw, "risk", RiskConfig, base),
-        utility=_section(raw, "utility", UtilityConfig, base),
-        spaces={k: dict(v) for k, v in spaces.items()},
-        source=source,
-    )
-    check(cfg)
+        errors.append("[space.NAME] sections must be tables of parameter = [low, high] or "
+                      "[choices]")
+        spaces = {}
+    data = _section(raw, "data", DataConfig, base, errors)
+    study = _section(raw, "study", StudyConfig, base, errors)
+    utility = _section(raw, "utility", UtilityConfig, base, errors)
+    kinds = {k: o.kind for k, o in measures.options().items()}
+    risk_values = _table(raw, "risk", kinds, base, errors)
+    if data is None or study is None or utility is None:
+        _raise(errors)
+    cfg = Config(data=data, study=study, risk=RiskConfig(risk_values), utility=utility,
+                 spaces={k: dict(v) for k, v in spaces.items()}, source=source)
+    _raise(errors + _problems(cfg))  # values that parsed are checked too: all at once
     return cfg
 
 

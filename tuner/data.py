@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from sdv.metadata import Metadata
 
-from risk._validation import column_kind
+import risk
 
 TABLE = "table"
 CATEGORY_LIMIT = 20
@@ -131,7 +131,7 @@ def sdtype(series: pd.Series) -> str:
     """numerical, datetime, boolean or categorical (numbers with few values are categories)."""
     if pd.api.types.is_bool_dtype(series):
         return "boolean"
-    kind = column_kind(series)
+    kind = risk.column_kind(series)
     if kind == "numeric":
         return "numerical" if series.nunique() > CATEGORY_LIMIT else "categorical"
     return "datetime" if kind == "datetime" else "categorical"

@@ -1,29 +1,37 @@
-"""Plots people would rather look at than tables (PNG, matplotlib's Agg backend)."""
+"""Plots people would rather look at than tables.
+
+Each function returns a matplotlib :class:`~matplotlib.figure.Figure` made without pyplot, so
+no backend or other global state is touched; :func:`save_figure` writes one as PNG, and the
+tracker logs one to MLflow as it is.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+DPI = 110
+
+
+def figure(**kwargs: Any) -> tuple[Figure, Any]:
+    """A figure with one axes (``Figure.subplots``), laid out tightly when saved."""
+    fig = Figure(layout="tight", dpi=DPI, **kwargs)
+    return fig, fig.subplots()
 
 
 def save_figure(fig: Figure, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    fig.savefig(path, dpi=DPI)
     return path
 
 
-def risk_utility(trials: pd.DataFrame, path: Path, *, threshold: float = 0.2,
-                 title: str = "Risk-utility map (filled: all constraints met)") -> Path:
+def risk_utility(trials: pd.DataFrame, *, threshold: float = 0.2,
+                 title: str = "Risk-utility map (filled: all constraints met)") -> Figure:
     """U against M for every completed trial, the M = threshold line, feasible trials filled."""
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    fig, ax = figure(figsize=(6.5, 4.5))
     for name, group in trials.groupby("synthesizer"):
         feas = group["feasible"].astype(bool)
         pts = ax.scatter(group.loc[feas, "m"], group.loc[feas, "utility"], label=f"{name}", s=36)
@@ -34,12 +42,12 @@ def risk_utility(trials: pd.DataFrame, path: Path, *, threshold: float = 0.2,
     ax.set_ylabel("utility U")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
-    return save_figure(fig, path)
+    return fig
 
 
-def history(trials: pd.DataFrame, path: Path) -> Path:
+def history(trials: pd.DataFrame) -> Figure:
     """Loss per trial, and the best feasible loss so far."""
-    fig, ax = plt.subplots(figsize=(6.5, 4))
+    fig, ax = figure(figsize=(6.5, 4))
     t = trials.sort_values("number")
     ax.scatter(t["number"], t["loss"], c=np.where(t["feasible"], "tab:blue", "lightgray"), s=24,
                label="trial loss (gray: infeasible)")
@@ -48,12 +56,12 @@ def history(trials: pd.DataFrame, path: Path) -> Path:
     ax.set_xlabel("trial")
     ax.set_ylabel("risk-utility loss (lower is better)")
     ax.legend(fontsize=8)
-    return save_figure(fig, path)
+    return fig
 
 
-def f1_curve(f1_by_threshold: tuple[float, ...], f_naive: float, chosen: int, path: Path) -> Path:
+def f1_curve(f1_by_threshold: tuple[float, ...], f_naive: float, chosen: int) -> Figure:
     """The adversary's F1 for every Hamming threshold h, against the naive F1."""
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = figure(figsize=(6, 4))
     hs = np.arange(len(f1_by_threshold))
     ax.plot(hs, f1_by_threshold, marker="o", label="F1 of the partition attack")
     ax.axhline(f_naive, color="gray", ls="--", label=f"naive F1 = {f_naive:.3f}")
@@ -61,15 +69,15 @@ def f1_curve(f1_by_threshold: tuple[float, ...], f_naive: float, chosen: int, pa
     ax.set_xlabel("Hamming threshold h")
     ax.set_ylabel("F1")
     ax.legend(fontsize=8)
-    return save_figure(fig, path)
+    return fig
 
 
-def cap_scatter(cap_original: np.ndarray, cap_synthetic: np.ndarray, target: str,
-                path: Path, *, seed: int = 0) -> Path:
+def cap_scatter(cap_original: np.ndarray, cap_synthetic: np.ndarray, target: str, *,
+                seed: int = 0) -> Figure:
     """Record-level CAP under the original vs under the synthetic data (jittered)."""
     rng = np.random.default_rng(seed)
     jitter = lambda n: rng.uniform(-0.01, 0.01, n)  # noqa: E731
-    fig, ax = plt.subplots(figsize=(5, 5))
+    fig, ax = figure(figsize=(5, 5))
     n = cap_original.size
     ax.scatter(cap_original + jitter(n), cap_synthetic + jitter(n), s=4, alpha=0.25)
     ax.plot([0, 1], [0, 1], color="crimson", lw=1, ls="--", label="same risk")
@@ -79,4 +87,4 @@ def cap_scatter(cap_original: np.ndarray, cap_synthetic: np.ndarray, target: str
     ax.set_ylabel("CAP under the synthetic data")
     ax.set_title(f"Record-level CAP, target {target!r}")
     ax.legend(fontsize=8)
-    return save_figure(fig, path)
+    return fig

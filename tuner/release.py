@@ -1,18 +1,23 @@
 """Release candidate (DESIGN section 9): the best feasible trial, re-created and exported.
 
-The synthetic data are made again from the trial's synthesiser, parameters and seed (nothing
-was pickled) and scored again; the release is refused if the re-created data do not meet every
-constraint. ``release/`` holds the synthetic data, ``manifest.json`` (fingerprint of the data,
-never the data; synthesiser, parameters, seeds, package versions, every metric and interval,
-each constraint and whether it passed), ``split.json`` (custodian-only: which rows of the data
-file were the training records, to recompute M independently) and ``report.md`` with plots.
+The synthetic data are made again from the trial's synthesiser, parameters, seed and thread
+count (nothing was pickled) and scored again; the release is refused if the re-created data do
+not meet every constraint. ``release/`` holds the synthetic data, ``manifest.json``
+(fingerprint of the data, never the data; synthesiser, parameters, seeds, package versions,
+every metric and interval, each constraint and whether it passed) and ``report.md`` with
+plots. It is written beside and renamed into place, so it is either absent or complete.
+``split.json`` (which rows of the data file were the training records: confidential, for the
+custodian to recompute M independently) goes to the study folder, never into ``release/``.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import datetime
+import hashlib
 import json
+import os
 import platform
+import shutil
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
@@ -21,13 +26,15 @@ import optuna
 from filelock import FileLock
 
 import risk
-from tuner import plots
-from tuner.objective import Evaluation, evaluate
-from tuner.study import Context, best_feasible, trials_frame
+from tuner import plots, report
+from tuner.context import Context
+from tuner.evaluation import Evaluation, evaluate
+from tuner.objective import trial_params
+from tuner.trials import best_feasible, trials_frame
 
-EXIT_NO_RELEASE = 3
 PACKAGES = ("risk-tuner", "sdv", "sdmetrics", "optuna", "mlflow", "torch", "scikit-learn",
             "pandas", "numpy")
+SPLIT_FILE = "split.json"
 
 
 class NoFeasibleTrial(RuntimeError):
@@ -61,7 +68,7 @@ def explain_infeasible(study: optuna.Study) -> str:
     return "\n".join(lines)
 
 
-def _versions() -> dict[str, str]:
+def versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
     for name in PACKAGES:
         try:
@@ -71,64 +78,34 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _report(ev: Evaluation, ctx: Context, folder: Path, figures: dict[str, str]) -> str:
-    m = ev.membership
-    lines = [
-        f"# Release candidate: {ev.synthesizer}", "",
-        f"Study `{ctx.cfg.study.name}`; data fingerprint `{ctx.fingerprint[:16]}...`; "
-        f"{len(ctx.split.train)} training and {len(ctx.split.holdout)} holdout records; "
-        f"population size N = {ctx.cfg.data.population_size}.", "",
-        "| measure | value |", "|---|---|",
-        f"| utility U ({ctx.cfg.utility.metric}) | {ev.utility:.4f} |",
-        f"| membership disclosure M (h = {m.hamming_threshold}) | {m.m:.4f} "
-        f"[{m.m_interval.low:.4f}, {m.m_interval.high:.4f}] |",
-        f"| adversary F1 / naive F1 (t = {m.sampling_fraction:.4f}) | {m.f1:.4f} / "
-        f"{m.f_naive:.4f} |",
-        f"| risk-utility loss | {ev.loss.loss:.4f} |",
-    ]
-    for t, c in ev.caps.items():
-        lines.append(f"| CAP v1 of {t!r}: train / holdout / baseline | {c.cap_v1:.4f} / "
-                     f"{c.holdout_cap_v1:.4f} / {c.baseline:.4f} |")
-    for t, r in ev.inference.items():
-        lines.append(f"| inference risk of {t!r}: train / holdout / baseline | {r.risk:.4f} / "
-                     f"{r.holdout_risk:.4f} / {r.baseline:.4f} |")
-    lines += ["", "| constraint (feasible when <= 0) | value | passed |", "|---|---|---|"]
-    lines += [f"| {k} | {v:+.4f} | {'yes' if v <= 0 else 'NO'} |"
-              for k, v in ev.constraints.items()]
-    lines += ["", "Parameters: `" + json.dumps(ev.params, default=str) + f"`, seed {ev.seed}.",
-              "", "The synthetic data are in this folder; the model is not (it holds real "
-              "values); the release is re-creatable from the parameters and seed by the "
-              "custodian.", ""]
-    for title, name in figures.items():
-        lines += [f"## {title}", "", f"![{title}]({name})", ""]
-    return "\n".join(lines)
-
-
 def export(ctx: Context, study: optuna.Study, folder: Path | None = None) -> Path:
-    """Re-create the best feasible trial's data and write the release folder."""
+    """Re-create the best feasible trial's data and write the release folder atomically."""
     best = best_feasible(study)
     if best is None:
         raise NoFeasibleTrial(explain_infeasible(study))
     folder = folder or ctx.output / "release"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.parent.mkdir(parents=True, exist_ok=True)
     # invocations working on one study each export at their end: one writer at a time
     with FileLock(str(folder.parent / f".{folder.name}.lock"), timeout=3600):
         return _export(ctx, best, folder)
 
 
-def _export(ctx: Context, best: optuna.trial.FrozenTrial, folder: Path) -> Path:
-    name = best.params["synthesizer"]
-    params = {k.split(".", 1)[1]: v for k, v in best.params.items() if k.startswith(f"{name}.")}
-    seed = int(best.user_attrs["seed"])
-    ev = evaluate(ctx.cfg, ctx.split, name, params, seed=seed)
+def _recreate(ctx: Context, best: optuna.trial.FrozenTrial) -> Evaluation:
+    name, params = trial_params(best)
+    ev = evaluate(ctx.cfg, ctx.split, name, params, seed=int(best.user_attrs["seed"]),
+                  threads=int(best.user_attrs.get("threads", 1)))
     if not ev.feasible:
         raise NoFeasibleTrial(
             f"trial {best.number} was feasible but its re-created data are not "
             f"(constraints {ev.constraints}); the synthesiser is not reproducible here")
-    ev.synthetic.to_csv(folder / "synthetic.csv", index=False)
+    return ev
+
+
+def _figures(ev: Evaluation, ctx: Context, folder: Path) -> dict[str, str]:
+    m = ev.membership
+    plots.save_figure(plots.f1_curve(m.f1_by_threshold, m.f_naive, m.hamming_threshold),
+                      folder / "f1_curve.png")
     figures = {"Adversary F1 against the Hamming threshold": "f1_curve.png"}
-    plots.f1_curve(ev.membership.f1_by_threshold, ev.membership.f_naive,
-                   ev.membership.hamming_threshold, folder / "f1_curve.png")
     keys = list(ctx.cfg.risk.cap_keys)
     for t in ctx.cfg.risk.cap_targets:
         kw: dict[str, Any] = dict(keys=keys, target=t, numeric_bins=ctx.cfg.risk.numeric_bins,
@@ -136,36 +113,97 @@ def _export(ctx: Context, best: optuna.trial.FrozenTrial, folder: Path) -> Path:
         before = risk.cap_per_record(ctx.split.train, ctx.split.train, **kw).to_numpy()
         after = risk.cap_per_record(ctx.split.train, ev.synthetic, **kw).to_numpy()
         fname = f"cap_scatter_{t}.png"
-        plots.cap_scatter(before, after, t, folder / fname, seed=seed)
+        plots.save_figure(plots.cap_scatter(before, after, t, seed=ev.seed), folder / fname)
         figures[f"Record-level CAP of {t!r}: original vs synthetic"] = fname
+    return figures
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def config_hash(ctx: Context) -> str:
+    """SHA-256 of the configuration as resolved (file, overrides and defaults)."""
     cfg = ctx.cfg
-    manifest: dict[str, Any] = {
-        "study": cfg.study.name, "trial": best.number, "synthesizer": name, "params": params,
-        "seeds": {"study": cfg.study.seed, "trial": seed},
+    text = json.dumps({"data": cfg.data.__dict__, "study": cfg.study.__dict__,
+                       "risk": dict(cfg.risk), "utility": cfg.utility.__dict__,
+                       "spaces": cfg.spaces}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def manifest(ev: Evaluation, ctx: Context, best: optuna.trial.FrozenTrial,
+             synthetic_sha256: str) -> dict[str, Any]:
+    """What the release is and how it was made and measured (no data values)."""
+    cfg = ctx.cfg
+    return {
+        "created_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "synthetic_sha256": synthetic_sha256, "config_sha256": config_hash(ctx),
+        "study": cfg.study.name, "trial": best.number, "synthesizer": ev.synthesizer,
+        "params": ev.params,
+        "seeds": {"study": cfg.study.seed, "trial": ev.seed},
+        "threads": int(best.user_attrs.get("threads", 1)), "device": cfg.study.device,
         "data": {"fingerprint_sha256": ctx.fingerprint, "rows": len(ctx.frame),
                  "columns": list(map(str, ctx.frame.columns)),
                  "population_size": cfg.data.population_size,
                  "population_note": cfg.data.population_note},
         "split": {"train_fraction": cfg.data.train_fraction, "stratify": cfg.data.stratify,
                   "n_train": len(ctx.split.train), "n_holdout": len(ctx.split.holdout),
-                  "rows_file": "split.json"},
-        "config": {k: _plain(v) for k, v in dataclasses.asdict(cfg.risk).items()}
+                  "rows_file": f"../{SPLIT_FILE} (confidential: never share it)"},
+        "config": {k: list(v) if isinstance(v, tuple) else v for k, v in cfg.risk.items()}
         | {"utility_metric": cfg.utility.metric,
            "quasi_identifiers": list(cfg.data.quasi_identifiers or ctx.frame.columns)},
+        "gate": {
+            "replicated_uniques": cfg.risk.replicated_uniques,
+            "removed_records": int(ev.metrics().get("replicated_uniques_removed", 0)),
+            "released_records": len(ev.synthetic),
+            "note": "synthetic records equal on every column to a record unique in the "
+                    "training data are removed before scoring and release ('remove'), or make "
+                    "the trial infeasible ('infeasible'); copies and distances are measured on "
+                    "the data as sampled",
+        },
         "metrics": ev.metrics(),
         "membership": ev.membership.to_dict(),
         "constraints": {k: {"value": v, "passed": v <= 0} for k, v in ev.constraints.items()},
-        "versions": _versions(),
+        "versions": versions(),
         "synthetic_file": "synthetic.csv",
     }
-    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str))
-    (folder / "split.json").write_text(json.dumps({
-        "note": "custodian-only: 0-based row positions of the data file used for training",
+
+
+def write_split(ctx: Context) -> Path:
+    """The custodian-only list of training and holdout rows, in the study folder."""
+    path = ctx.output / SPLIT_FILE
+    path.write_text(json.dumps({
+        "note": "CONFIDENTIAL, custodian-only: 0-based row positions of the data file used for "
+                "training (members) and as holdout. Never share it with the release.",
         "train_rows": ctx.split.train_positions.tolist(),
         "holdout_rows": ctx.split.holdout_positions.tolist()}))
-    (folder / "report.md").write_text(_report(ev, ctx, folder, figures))
+    return path
+
+
+def _export(ctx: Context, best: optuna.trial.FrozenTrial, folder: Path) -> Path:
+    ev = _recreate(ctx, best)
+    staging = folder.with_name(f".{folder.name}.partial-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        ev.synthetic.to_csv(staging / "synthetic.csv", index=False)
+        figures = _figures(ev, ctx, staging)
+        digest = sha256_file(staging / "synthetic.csv")
+        (staging / "manifest.json").write_text(
+            json.dumps(manifest(ev, ctx, best, digest), indent=2, default=str))
+        report.write(staging, ev, ctx, best.number, figures)
+        write_split(ctx)
+        old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
+        if folder.exists():
+            folder.rename(old)
+        staging.rename(folder)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     return folder
 
-
-def _plain(value: Any) -> Any:
-    return list(value) if isinstance(value, tuple) else value

@@ -1,9 +1,6 @@
-"""Search spaces as data: one mapping per synthesiser from parameter to Optuna distribution.
+"""Search spaces: narrowing a family's space (never widening it) and decoding stored values.
 
-A config may *narrow* a space (``[space.ctgan] epochs = [5, 20]`` or a subset of choices), never
-widen it. Values Optuna cannot store (tuples of layer widths) are choices of strings decoded by
-:func:`decode`. CTGAN asserts ``batch_size % pac == 0``: every batch size offered is divisible by
-every pac offered, so no trial can hit that assertion.
+The spaces themselves are data in :data:`tuner.families.SYNTHESIZERS`.
 """
 
 from __future__ import annotations
@@ -17,54 +14,12 @@ from optuna.distributions import (
     IntDistribution,
 )
 
-_LAYERS = ("64x64", "128x128", "256x256")
-_PACS = (1, 2, 5, 10)
-_BATCHES = (100, 200, 500)  # each divisible by every pac above
-
-SPACES: dict[str, dict[str, BaseDistribution]] = {
-    "gaussian_copula": {
-        # gaussian_kde is orders of magnitude slower on tens of thousands of rows: left out
-        "default_distribution": CategoricalDistribution(("norm", "beta", "truncnorm", "uniform")),
-    },
-    "cart": {
-        "min_samples_leaf": IntDistribution(1, 200, log=True),
-        "max_depth": CategoricalDistribution((0, 4, 8, 12, 20)),  # 0 = unlimited
-        "visit_order": CategoricalDistribution(("original", "reversed", "random")),
-        "smoothing": CategoricalDistribution((False, True)),
-    },
-    "ctgan": {
-        "epochs": IntDistribution(1, 300, log=True),
-        "batch_size": CategoricalDistribution(_BATCHES),
-        "pac": CategoricalDistribution(_PACS),
-        "generator_dim": CategoricalDistribution(_LAYERS),
-        "discriminator_dim": CategoricalDistribution(_LAYERS),
-        "generator_lr": FloatDistribution(5e-5, 1e-3, log=True),
-        "discriminator_lr": FloatDistribution(5e-5, 1e-3, log=True),
-        "embedding_dim": CategoricalDistribution((64, 128)),
-    },
-    "copulagan": {
-        "epochs": IntDistribution(1, 300, log=True),
-        "batch_size": CategoricalDistribution(_BATCHES),
-        "pac": CategoricalDistribution(_PACS),
-        "generator_dim": CategoricalDistribution(_LAYERS),
-        "discriminator_dim": CategoricalDistribution(_LAYERS),
-        "default_distribution": CategoricalDistribution(("norm", "beta", "truncnorm")),
-    },
-    "tvae": {
-        "epochs": IntDistribution(1, 300, log=True),
-        "batch_size": CategoricalDistribution(_BATCHES),
-        "compress_dims": CategoricalDistribution(_LAYERS),
-        "decompress_dims": CategoricalDistribution(_LAYERS),
-        "embedding_dim": CategoricalDistribution((64, 128)),
-        "l2scale": FloatDistribution(1e-6, 1e-3, log=True),
-        "loss_factor": FloatDistribution(1.0, 4.0),
-    },
-}
+from tuner.families import SYNTHESIZERS
 
 
 def narrow(name: str, overrides: dict[str, Any] | None) -> dict[str, BaseDistribution]:
     """The space of ``name`` narrowed by ``overrides`` ({param: [low, high] or [choices]})."""
-    space = dict(SPACES[name])
+    space = dict(SYNTHESIZERS[name].space)
     for param, value in (overrides or {}).items():
         dist = space[param]
         where = f"space.{name}.{param}"

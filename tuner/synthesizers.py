@@ -1,4 +1,4 @@
-"""Building, fitting and sampling the synthesisers, seeded and timed."""
+"""Building, fitting and sampling the synthesisers of :data:`tuner.families.SYNTHESIZERS`."""
 
 from __future__ import annotations
 
@@ -8,26 +8,11 @@ from typing import Any
 
 import joblib
 import pandas as pd
-from sdv.single_table import (
-    CopulaGANSynthesizer,
-    CTGANSynthesizer,
-    GaussianCopulaSynthesizer,
-    TVAESynthesizer,
-)
 
-from tuner.cart import CARTSynthesizer
 from tuner.data import TABLE, metadata_for
+from tuner.families import SYNTHESIZERS
 from tuner.seeding import seeded
 from tuner.spaces import decode
-
-CLASSES: dict[str, type] = {
-    "gaussian_copula": GaussianCopulaSynthesizer,
-    "cart": CARTSynthesizer,
-    "ctgan": CTGANSynthesizer,
-    "copulagan": CopulaGANSynthesizer,
-    "tvae": TVAESynthesizer,
-}
-NEURAL = ("ctgan", "copulagan", "tvae")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,12 +27,13 @@ class Synthesis:
 def build(name: str, params: dict[str, Any], frame: pd.DataFrame, *, seed: int,
           device: str = "cpu") -> Any:
     """A synthesiser ``name`` with decoded ``params`` for a table shaped like ``frame``."""
+    spec = SYNTHESIZERS[name]
     kwargs = decode(params)
-    if name in NEURAL:
+    if spec.takes_device:
         kwargs["enable_gpu"] = device == "cuda"
-    if name == "cart":
-        kwargs["random_state"] = seed
-    return CLASSES[name](metadata_for(frame), **kwargs)
+    if spec.seed_argument:
+        kwargs[spec.seed_argument] = seed
+    return spec.load()(metadata_for(frame), **kwargs)
 
 
 def synthesize(

@@ -2,8 +2,8 @@
 
 Stores default to the output folder: ``sqlite:///OUT/mlflow.db`` with artifacts in
 ``OUT/mlartifacts`` (MLflow 3's defaults would put both in the current directory). Telemetry is
-turned off (there is no network). Only numbers, parameters, tags and plots are logged: never
-real records, SDV metadata or model pickles.
+turned off (there is no network) when a tracker is made, not at import. Only numbers,
+parameters, tags and plots are logged: never real records, SDV metadata or model pickles.
 
 Runs are tagged with the host and process id that own them, so a later invocation can mark the
 runs of a killed process as FAILED instead of leaving them "running" forever.
@@ -11,38 +11,19 @@ runs of a killed process as FAILED instead of leaving them "running" forever.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import socket
-import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-os.environ.setdefault("DO_NOT_TRACK", "true")
+from matplotlib.figure import Figure
 
-from mlflow.entities import Metric, Param, RunTag  # noqa: E402
-from mlflow.tracking import MlflowClient  # noqa: E402
+from tuner.budget import pid_alive
 
 HOST_TAG = "risk_tuner.host"
 PID_TAG = "risk_tuner.pid"
-
-
-def default_uri(output: Path) -> str:
-    return f"sqlite:///{(output / 'mlflow.db').resolve()}"
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def ui_command(uri: str, output: Path) -> str:
@@ -54,6 +35,10 @@ class Tracker:
     """Thin wrapper over ``MlflowClient`` for the study's runs."""
 
     def __init__(self, uri: str, experiment: str, output: Path) -> None:
+        os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+        os.environ.setdefault("DO_NOT_TRACK", "true")
+        from mlflow.tracking import MlflowClient
+
         self.uri = uri
         self.client = MlflowClient(tracking_uri=uri)
         found = self.client.get_experiment_by_name(experiment)
@@ -79,6 +64,8 @@ class Tracker:
 
     def log(self, run_id: str, *, metrics: dict[str, float] | None = None,
             params: dict[str, Any] | None = None, tags: dict[str, Any] | None = None) -> None:
+        from mlflow.entities import Metric, Param, RunTag
+
         now = int(time.time() * 1000)
         self.client.log_batch(
             run_id,
@@ -88,16 +75,11 @@ class Tracker:
             tags=[RunTag(k, str(v)) for k, v in (tags or {}).items()],
         )
 
-    def log_plot(self, run_id: str, name: str, draw: Callable[[Path], Any]) -> None:
-        """Log the file that ``draw(path)`` writes, from a temporary folder."""
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / name
-            draw(path)
-            self.client.log_artifact(run_id, str(path))
+    def log_figure(self, run_id: str, name: str, figure: Figure) -> None:
+        self.client.log_figure(run_id, figure, name)
 
-    def log_json(self, run_id: str, name: str, payload: Any) -> None:
-        self.log_plot(run_id, name, lambda path: path.write_text(
-            json.dumps(payload, indent=2, default=str)))
+    def log_dict(self, run_id: str, name: str, payload: dict[str, Any]) -> None:
+        self.client.log_dict(run_id, payload, name)
 
     def end(self, run_id: str, status: str = "FINISHED") -> None:
         self.client.set_terminated(run_id, status)

@@ -10,8 +10,7 @@ from sklearn.metrics import f1_score, r2_score
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder
 
-from risk._encode import combine, encode
-from risk._validation import column_kinds
+import risk
 from tuner.data import metadata_for, sdtype
 
 
@@ -26,21 +25,10 @@ def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame) -> float:
 
 
 def hellinger(real: pd.DataFrame, synthetic: pd.DataFrame, *, bins: int = 20) -> float:
-    """``1 - H`` for the Hellinger distance H between the joint distributions of all columns.
+    """``1 - H``, H the Hellinger distance of the joint distributions.
 
-    Columns are encoded jointly (numeric ones cut into ``bins`` equal-width bins, DESIGN 3.3);
-    each record becomes one cell of the full cross-classification, and
-    ``H = sqrt(1 - sum_c sqrt(p_c q_c))``.
-    """
-    cols = list(real.columns)
-    frames = {"real": real, "synthetic": synthetic}
-    enc = encode([real, synthetic], cols, column_kinds(frames, cols), numeric_bins=bins)
-    ids = combine(np.concatenate(enc.codes), enc.cardinalities)
-    cell, inverse = np.unique(ids, return_inverse=True)
-    p = np.bincount(inverse[: len(real)], minlength=cell.size) / len(real)
-    q = np.bincount(inverse[len(real):], minlength=cell.size) / len(synthetic)
-    bc = float(np.sum(np.sqrt(p * q)))
-    return 1.0 - float(np.sqrt(max(0.0, 1.0 - bc)))
+    See :func:`risk.hellinger_utility`."""
+    return risk.hellinger_utility(real, synthetic, bins=bins)
 
 
 def efficacy(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.DataFrame, *,

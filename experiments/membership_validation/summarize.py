@@ -17,9 +17,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 
 from experiments.reporting import markdown_table
-from tuner.plots import plt, save_figure
+from tuner.plots import save_figure
 
 ACCEPTABLE_M = 0.2
 ESTIMATES = {"tn": "t = n/N", "t05": "t = 0.5"}
@@ -82,8 +83,8 @@ def _curves(frame: pd.DataFrame, path: Path, *, scale: str) -> Path:
               dict(color="tab:orange", marker="^", ls=":"))
     hs = sorted(frame["hamming_threshold"].unique())
     synths = _order(frame)
-    fig, axes = plt.subplots(len(hs), len(synths), figsize=(3.4 * len(synths), 3.0 * len(hs)),
-                             squeeze=False, sharex=True)
+    fig = Figure(figsize=(3.4 * len(synths), 3.0 * len(hs)), layout="tight")
+    axes = fig.subplots(len(hs), len(synths), squeeze=False, sharex=True)
     for i, h in enumerate(hs):
         for j, label in enumerate(synths):
             ax = axes[i][j]

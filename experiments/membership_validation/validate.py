@@ -252,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from experiments.datasets import DatasetMissing, read_adult
     from experiments.membership_validation.summarize import summarize
-    from tuner.cli import quiet_libraries
+    from tuner.quiet import quiet_libraries
 
     quiet_libraries()
     warnings.filterwarnings("ignore")

@@ -36,7 +36,7 @@ import pandas as pd
 
 from experiments.reporting import markdown_table
 from tuner import config as tuner_config
-from tuner.spaces import SPACES
+from tuner.families import SYNTHESIZERS
 
 HERE = Path(__file__).resolve().parent
 DATASETS = {"adult": HERE / "adult.toml", "acs": HERE / "acs.toml"}
@@ -79,7 +79,7 @@ def family_config(base: tuner_config.Config, dataset: str, family: str, plan: Pl
                   runs: Path) -> tuner_config.Config:
     """The dataset's config restricted to one family, with the plan's budget and output."""
     spaces = dict(base.spaces)
-    if plan.smoke and "epochs" in SPACES[family]:
+    if plan.smoke and SYNTHESIZERS[family].has_epochs:
         spaces[family] = {**spaces.get(family, {}), **SMOKE_SPACE}
     study = dataclasses.replace(
         base.study, name=experiment_name(dataset, family), synthesizers=(family,),
@@ -92,8 +92,9 @@ def family_config(base: tuner_config.Config, dataset: str, family: str, plan: Pl
 
 def run_studies(plan: Plan, runs: Path, *, progress: bool = True) -> dict[str, str]:
     """Run (or resume) every study of the plan; return the MLflow URI of each dataset."""
+    from tuner.context import prepare
     from tuner.data import read_table
-    from tuner.study import prepare, run_study
+    from tuner.study import run_study
 
     uris = {}
     for dataset in plan.datasets:
@@ -208,7 +209,7 @@ def timing(trials: pd.DataFrame) -> pd.DataFrame:
 
 def write_results(trials: pd.DataFrame, results: Path, *, threshold: float = 0.2) -> list[Path]:
     """The per-dataset CSVs and maps, and the best-feasible and timing tables."""
-    from tuner.plots import risk_utility
+    from tuner.plots import risk_utility, save_figure
 
     results.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
@@ -216,9 +217,10 @@ def write_results(trials: pd.DataFrame, results: Path, *, threshold: float = 0.2
         path = results / f"{dataset}_trials.csv"
         g.to_csv(path, index=False)
         complete = g[g["state"] == "COMPLETE"]
-        written += [path, risk_utility(
-            complete, results / f"{dataset}_risk_utility.png", threshold=threshold,
-            title=f"{dataset}: risk-utility map of every trial (filled: all constraints met)")]
+        fig = risk_utility(
+            complete, threshold=threshold,
+            title=f"{dataset}: risk-utility map of every trial (filled: all constraints met)")
+        written += [path, save_figure(fig, results / f"{dataset}_risk_utility.png")]
     best, times = best_feasible(trials), timing(trials)
     for name, frame, fmt in (("best_feasible", best, ".3f"), ("timing", times, ".2f")):
         frame.to_csv(results / f"{name}.csv", index=False)
@@ -243,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from experiments.datasets import DatasetMissing
-    from tuner.cli import quiet_libraries
+    from tuner.quiet import quiet_libraries
     from tuner.tracking import ui_command
 
     quiet_libraries()

@@ -9,6 +9,7 @@ import pytest
 from tests.tuner.conftest import write_config
 from tuner import config, spaces
 from tuner.cli import main
+from tuner.families import SYNTHESIZERS
 
 
 def test_good_config_parses(tmp_path):
@@ -54,7 +55,7 @@ def test_space_narrows_never_widens():
 
 
 def test_ctgan_batch_sizes_divisible_by_every_pac():
-    space = spaces.SPACES["ctgan"]
+    space = SYNTHESIZERS["ctgan"].space
     for batch in space["batch_size"].choices:
         for pac in space["pac"].choices:
             assert batch % pac == 0
@@ -82,7 +83,7 @@ def test_headerless_csv_with_missing_marker(tmp_path):
         'missing_values = ["?"]\npopulation_size = 100\n'
     )
     cfg = config.load(cfg_path)
-    from tuner.study import prepare
+    from tuner.context import prepare
 
     frame = prepare(config.with_overrides(cfg, output=tmp_path / "out")).frame
     assert list(frame.columns) == ["age", "workclass", "relationship"]
@@ -118,3 +119,79 @@ def test_config_that_does_not_fit_the_data_fails_before_any_trial(tmp_path, caps
     assert main(["run", str(path), "--no-progress"]) == 2
     assert re.search(match, capsys.readouterr().err)
     assert not (tmp_path / "out" / "study.db").exists()
+
+
+def test_every_problem_of_a_file_is_reported_at_once(tmp_path):
+    path = write_config(tmp_path,
+                        extra_risk="m_threshold = 1.5\nhamming_threshold = -1\nfrobnicate = 2")
+    path.write_text(path.read_text().replace('name = "t"', 'name = ""'))
+    with pytest.raises(config.ConfigError) as info:
+        config.load(path)
+    text = str(info.value)
+    assert text.startswith("4 problems in the configuration")
+    for part in ("risk.m_threshold must be in (0, 1), got 1.5",
+                 "risk.hamming_threshold must be >= 0", "unknown key(s) ['frobnicate'] in [risk]",
+                 "study.name must be a non-empty"):
+        assert part in text, part
+
+
+def test_risk_keys_come_from_the_measure_registry(tmp_path):
+    from tuner import measures
+
+    cfg = config.load(write_config(tmp_path))
+    assert set(cfg.risk) == set(measures.options())
+    # an option left out takes the registry's default, a given one its value
+    assert cfg.risk.cap_limit == measures.options()["cap_limit"].default
+    assert cfg.risk.cap_targets == ("affairs",)
+    with pytest.raises(AttributeError, match="no option"):
+        _ = cfg.risk.no_such_option
+
+
+def _table_with(tmp_path, **columns):
+    import pandas as pd
+
+    frame = pd.DataFrame({"a": [1, 2, 1, 2] * 25, "b": ["x", "y", "y", "x"] * 25, **columns})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    return frame
+
+
+def _tiny_run_config(tmp_path, data_extra=""):
+    path = tmp_path / "study.toml"
+    path.write_text(f'[data]\npath = "t.csv"\npopulation_size = 1000\n{data_extra}\n'
+                    '[study]\noutput = "out"\n')
+    return config.load(path)
+
+
+def test_an_undeclared_identifier_stops_the_run_naming_the_fix(tmp_path):
+    from tuner.context import prepare
+
+    _table_with(tmp_path, person=[f"P{i:04d}" for i in range(100)])
+    with pytest.raises(config.ConfigError, match=r"\['person'\] take a different value in every "
+                       r"record.*identifiers = \['person'\].*keep_unique"):
+        prepare(_tiny_run_config(tmp_path))
+    ctx = prepare(_tiny_run_config(tmp_path, 'identifiers = ["person"]'))
+    assert list(ctx.frame.columns) == ["a", "b"]  # dropped before anything else
+    ctx = prepare(_tiny_run_config(tmp_path, 'keep_unique = ["person"]'))
+    assert "person" in ctx.frame.columns
+    with pytest.raises(config.ConfigError, match=r"data\.identifiers names column\(s\) \['pid'\]"):
+        prepare(_tiny_run_config(tmp_path, 'identifiers = ["pid"]'))
+
+
+def test_a_nearly_unique_column_is_warned_about_and_measurements_are_not_judged(tmp_path,
+                                                                               capsys):
+    import numpy as np
+
+    from tuner.context import prepare
+
+    ids = list(range(97)) + [0, 1, 2]  # 97 % unique
+    _table_with(tmp_path, code=ids, income=np.random.default_rng(0).normal(size=100))
+    ctx = prepare(_tiny_run_config(tmp_path))
+    assert "column 'code' is unique for 97.0% of the records" in capsys.readouterr().out
+    assert "income" in ctx.frame.columns  # a float measurement, all distinct: not an identifier
+
+
+def test_cli_exits_2_on_an_identifier_column(tmp_path, capsys):
+    _table_with(tmp_path, record_no=list(range(100)))
+    _tiny_run_config(tmp_path)
+    assert main(["run", str(tmp_path / "study.toml"), "--no-progress"]) == 2
+    assert "['record_no'] take a different value in every record" in capsys.readouterr().err

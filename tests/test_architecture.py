@@ -1,0 +1,182 @@
+"""The project's shape: three layers, no import circle, public APIs only, `risk` standalone.
+
+experiments -> tuner -> risk. ``risk`` imports numpy, pandas, scipy and scikit-learn only;
+nothing outside ``risk`` uses its private modules; no module imports another that (directly or
+through others) imports it back, counting imports inside functions; importing a package changes
+no global state (environment, warnings filters, root logging).
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("risk", "tuner", "experiments")
+MAX_LINES = 400  # STYLE: a module over ~400 lines is a sign to split
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module ``path`` imports, at top level or inside functions (absolute names)."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            out.add(module)
+            out.update(f"{module}.{a.name}" for a in node.names)
+    return out
+
+
+def _graph() -> dict[str, set[str]]:
+    files = [p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")]
+    modules = {_module_name(p): p for p in files}
+    return {m: {d for d in _imports(p) if d in modules and d != m and not m.startswith(d + ".")}
+            for m, p in modules.items()}
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every import circle found by a depth-first search (each as the list of its modules)."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for dep in sorted(graph[node]):
+            if state.get(dep) == 1:
+                cycles.append(stack[stack.index(dep):] + [dep])
+            elif dep not in state:
+                visit(dep)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    return cycles
+
+
+def test_cycle_finder_finds_a_circle():
+    assert find_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
+    assert find_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_circle():
+    assert find_cycles(_graph()) == []
+
+
+def test_layers_and_public_api_only():
+    for path in (ROOT / "risk").rglob("*.py"):
+        bad = {m for m in _imports(path) if m.split(".")[0] in
+               ("tuner", "experiments", "sdv", "optuna", "mlflow", "torch", "sdmetrics")}
+        assert not bad, (path, bad)
+    for pkg in ("tuner", "experiments"):
+        for path in (ROOT / pkg).rglob("*.py"):
+            private = {m for m in _imports(path) if m.startswith("risk._")}
+            assert not private, (path, private)
+            if pkg == "tuner":
+                assert not {m for m in _imports(path) if m.startswith("experiments")}, path
+
+
+def test_modules_are_short():
+    long = {str(p.relative_to(ROOT)): n for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert not long
+
+
+BLOCKER = """
+import importlib.abc, sys
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {"torch", "sdv", "optuna", "mlflow", "sdmetrics", "matplotlib",
+                                  "tuner", "ctgan", "rdt", "copulas"}:
+            raise ImportError(f"{name} is not available in a core install")
+        return None
+sys.meta_path.insert(0, Block())
+"""
+
+
+def test_risk_runs_every_measure_without_the_tuner_dependencies():
+    # A core install has numpy, pandas, scipy and scikit-learn only: every measure must work
+    # with the tuner's dependencies made unimportable.
+    script = BLOCKER + textwrap.dedent("""
+    import numpy as np, pandas as pd
+    import risk
+    rng = np.random.default_rng(0)
+    def frame(n):
+        return pd.DataFrame({"a": rng.choice(list("xyz"), n), "b": rng.integers(0, 4, n),
+                             "c": rng.normal(size=n).round(1), "t": rng.choice(["p", "q"], n)})
+    train, holdout, syn = frame(300), frame(300), frame(300)
+    done = []
+    m = risk.membership_disclosure(train, holdout, syn, population_size=10_000,
+                                   random_state=0, repeats=5)
+    done.append(risk.risk_utility_loss(m.m, 0.8))
+    done.append(risk.cap(train, syn, keys=["a", "b"], target="t", holdout=holdout))
+    done.append(risk.attribute_inference(train, syn, keys=["a", "b"], target="t",
+                                         random_state=0))
+    done.append(risk.identification_risk(train, [train.assign(t=syn["t"])], known=["a", "b"],
+                                         synthesized=["t"]))
+    done.append(risk.hellinger_utility(train, syn))
+    for name in ("disclosure", "exact_copies", "distance_to_closest_record"):
+        fn = getattr(risk, name, None)
+        if fn is None:
+            continue
+        if name == "disclosure":
+            done.append(fn(train, syn, keys=["a", "b"], target="t"))
+        elif name == "exact_copies":
+            done.append(fn(train, syn, holdout=holdout))
+        else:
+            done.append(fn(train, syn, holdout=holdout, random_state=0))
+    assert not {m for m in sys.modules if m.split(".")[0] in {"torch", "sdv", "optuna",
+                                                              "mlflow", "tuner"}}
+    print(len(done))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert int(out.stdout.split()[-1]) >= 5
+
+
+@pytest.mark.parametrize("package", ["risk", "tuner"])
+def test_import_has_no_side_effects(package):
+    modules = sorted(_module_name(p) for p in (ROOT / package).rglob("*.py")
+                     if p.name != "__main__.py")
+    script = textwrap.dedent(f"""
+    import importlib, logging, os, warnings
+    import numpy, pandas, sklearn, scipy  # third-party state is not ours to judge
+    for lib in ("optuna", "sdv", "mlflow", "matplotlib", "torch", "sdmetrics"):
+        try:
+            importlib.import_module(lib)
+        except ImportError:
+            pass
+    env, filters = dict(os.environ), list(warnings.filters)
+    root = (logging.getLogger().level, list(logging.getLogger().handlers))
+    for name in {modules!r}:
+        importlib.import_module(name)
+    assert dict(os.environ) == env, set(os.environ.items()) ^ set(env.items())
+    assert list(warnings.filters) == filters, "warnings filters changed"
+    assert (logging.getLogger().level, list(logging.getLogger().handlers)) == root
+    print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         cwd=ROOT, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]

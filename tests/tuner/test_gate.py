@@ -1,0 +1,113 @@
+"""The release gate (DESIGN 9.1): a synthesiser that returns its training data verbatim is
+never released, on the demo, Adult, ACS and a 1,500-row table; copies of train-unique records
+never reach a release."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import risk
+import tuner.evaluation as evaluation_module
+from tests.data import _or_skip
+from tests.tuner.conftest import write_config
+from tuner import config
+from tuner.cli import main
+from tuner.context import prepare
+from tuner.data import read_builtin
+from tuner.evaluation import UnusableSynthesis, score
+from tuner.synthesizers import Synthesis
+
+
+def _config(tmp_path, frame: pd.DataFrame, *, population: int, keys, target, extra_risk=""):
+    frame.to_csv(tmp_path / "data.csv", index=False)
+    path = tmp_path / "study.toml"
+    path.write_text(
+        f'[data]\npath = "data.csv"\npopulation_size = {population}\n'
+        f'[study]\noutput = "out"\n[risk]\nrepeats = 20\ncap_keys = {list(keys)!r}\n'
+        f'cap_targets = ["{target}"]\ninference_targets = ["{target}"]\n{extra_risk}\n'
+        '[utility]\nmetric = "hellinger"\n'.replace("'", '"'))
+    return config.load(path)
+
+
+def _datasets():
+    from experiments import datasets
+
+    adult = _or_skip(datasets.read_adult)
+    acs = _or_skip(datasets.read_acs_sample)
+    fair = read_builtin("builtin:fair")
+    adult_keys = ["age", "sex", "race", "marital_status"]
+    return {
+        "demo (Fair)": (fair, 100_000, ["age", "yrs_married", "children", "religious"],
+                        "affairs"),
+        "Adult": (adult.iloc[:32_561], 48_842, adult_keys, "income"),
+        "ACS": (acs, 10_000_000, ["SEX", "RACE", "MAR"], "DIS"),
+        "1,500-row Adult": (adult.sample(1500, random_state=0), 48_842, adult_keys, "income"),
+    }
+
+
+@pytest.mark.parametrize("name", ["demo (Fair)", "Adult", "ACS", "1,500-row Adult"])
+def test_a_copy_of_the_training_data_is_infeasible(tmp_path, name):
+    frame, population, keys, target = _datasets()[name]
+    cfg = _config(tmp_path, frame, population=population, keys=keys, target=target)
+    ctx = prepare(cfg)
+    copy = ctx.split.train.copy()
+    try:
+        scored = score(cfg, ctx.split, copy, seed=1)
+    except UnusableSynthesis as exc:  # every record copied a train-unique one: all removed
+        assert "removed them all" in str(exc)
+        return
+    failed = {k: v for k, v in scored["constraints"].items() if v > 0}
+    assert failed, scored["constraints"]
+    # the exact-copy gate sees what M alone may not (on ACS M is negative for a copy)
+    assert "copies" in failed, failed
+    assert scored["outcomes"]["copies"].extra["replicated_uniques_removed"] > 0
+
+
+def test_infeasible_policy_keeps_the_data_and_fails_the_trial(tmp_path):
+    frame, population, keys, target = _datasets()["demo (Fair)"]
+    cfg = _config(tmp_path, frame, population=population, keys=keys, target=target,
+                  extra_risk='replicated_uniques = "infeasible"')
+    ctx = prepare(cfg)
+    scored = score(cfg, ctx.split, ctx.split.train.copy(), seed=1)
+    assert len(scored["synthetic"]) == len(ctx.split.train)  # nothing removed
+    n_unique = risk.exact_copies(ctx.split.train, ctx.split.train).train_unique_copies
+    assert scored["constraints"]["unique_copies"] == pytest.approx(n_unique) and n_unique > 0
+    assert scored["outcomes"]["copies"].extra["replicated_uniques_removed"] == 0
+
+
+def test_removal_leaves_no_copy_of_a_train_unique_record(tmp_path):
+    frame, population, keys, target = _datasets()["demo (Fair)"]
+    cfg = _config(tmp_path, frame, population=population, keys=keys, target=target)
+    ctx = prepare(cfg)
+    rng = np.random.default_rng(0)
+    # half copies of training records, half other real records
+    mixed = pd.concat([ctx.split.train.sample(800, random_state=1),
+                       ctx.split.holdout.sample(800, random_state=2)], ignore_index=True)
+    before = risk.exact_copies(ctx.split.train, mixed).train_unique_copies
+    scored = score(cfg, ctx.split, mixed.iloc[rng.permutation(len(mixed))], seed=1)
+    after = risk.exact_copies(ctx.split.train, scored["synthetic"])
+    assert before > 0 and after.train_unique_copies == 0
+    assert len(scored["synthetic"]) == len(mixed) - before
+    assert scored["outcomes"]["copies"].extra["replicated_uniques_removed"] == before
+
+
+@pytest.mark.slow
+def test_a_copying_synthesiser_is_never_released(tmp_path, monkeypatch, capsys):
+    def copy_synthesiser(name, params, train, **kwargs):
+        return Synthesis(train.copy(), 0.0, 0.0)
+
+    monkeypatch.setattr(evaluation_module, "synthesize", copy_synthesiser)
+    adult = _datasets()["1,500-row Adult"][0]
+    adult.to_csv(tmp_path / "data.csv", index=False)
+    path = write_config(tmp_path, n_trials=2, synthesizers=("cart",))
+    text = path.read_text().replace('path = "builtin:fair"', 'path = "data.csv"')
+    text = text.replace("population_size = 100000", "population_size = 48842")
+    text = text.replace('cap_keys = ["age", "yrs_married", "children", "religious"]',
+                        'cap_keys = ["age", "sex", "race"]').replace('"affairs"', '"income"')
+    path.write_text(text)
+    assert main(["run", str(path), "--no-progress"]) == 3
+    err = capsys.readouterr().err
+    assert "NO RELEASE CANDIDATE" in err
+    assert not (tmp_path / "out" / "release").exists()

@@ -1,0 +1,54 @@
+"""What every worker of a study needs, rebuilt identically in each process from the config."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pandas as pd
+
+from tuner.config import Config, check_data
+from tuner.data import Split, fingerprint, read_table, split
+from tuner.identifiers import drop_identifiers
+from tuner.seeding import derive
+
+
+@dataclasses.dataclass(frozen=True)
+class Context:
+    """The config, the data, the study's one split, and where the stores are."""
+
+    cfg: Config
+    frame: pd.DataFrame
+    split: Split
+    storage_url: str
+    mlflow_uri: str
+    fingerprint: str  # SHA-256 of the table, computed once
+
+    @property
+    def output(self) -> Path:
+        return self.cfg.study.output
+
+
+def default_mlflow_uri(output: Path) -> str:
+    return f"sqlite:///{(output / 'mlflow.db').resolve()}"
+
+
+def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
+    """Read the data, drop the declared identifiers (refusing undeclared ones), check the config
+    against the data and make the study's one seeded split."""
+    out = cfg.study.output
+    out.mkdir(parents=True, exist_ok=True)
+    if frame is None:
+        d = cfg.data
+        frame = read_table(d.path, list(d.columns) if d.columns else None,
+                           header_names=list(d.header_names) if d.header_names else None,
+                           missing_values=list(d.missing_values))
+    frame, warnings = drop_identifiers(cfg, frame)
+    for warning in warnings:
+        print(f"warning: {warning}")
+    check_data(cfg, list(map(str, frame.columns)), len(frame))
+    sp = split(frame, train_fraction=cfg.data.train_fraction, seed=derive(cfg.study.seed, 0),
+               stratify=cfg.data.stratify)
+    storage = cfg.study.storage or f"sqlite:///{(out / 'study.db').resolve()}"
+    return Context(cfg, frame, sp, storage, cfg.study.mlflow_uri or default_mlflow_uri(out),
+                   fingerprint(frame))

@@ -1,0 +1,156 @@
+"""One trial's data, scored (DESIGN section 2): fit on train, sample, U, every risk, the loss.
+
+The loss is the risk-utility loss of El Emam et al. (2022). The risks are the enabled measures
+of :data:`tuner.measures.MEASURES`, each with its constraints (feasible when <= 0). Every
+completed trial sets every constraint: Optuna counts a trial without constraints as feasible.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import risk
+from tuner import measures
+from tuner import utility as util
+from tuner.config import Config
+from tuner.data import Split
+from tuner.measures.gate import remove_replicated_uniques
+from tuner.synthesizers import synthesize
+
+
+class UnusableSynthesis(RuntimeError):
+    """The synthesiser produced data that cannot be scored (empty, wrong columns, all missing)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Evaluation:
+    """Everything measured for one set of synthetic data."""
+
+    synthesizer: str
+    params: dict[str, Any]
+    seed: int
+    utility: float
+    loss: risk.RiskUtilityLoss
+    outcomes: Mapping[str, measures.Outcome]  # measure name -> its results
+    constraints: dict[str, float]
+    fit_seconds: float
+    sample_seconds: float
+    utility_seconds: float
+    risk_seconds: float
+    synthetic: pd.DataFrame = dataclasses.field(repr=False)
+
+    @property
+    def feasible(self) -> bool:
+        return all(v <= 0 for v in self.constraints.values())
+
+    @property
+    def membership(self) -> risk.MembershipResult:
+        result = self.outcomes["membership"].results[""]
+        assert isinstance(result, risk.MembershipResult)
+        return result
+
+    def results(self, measure: str) -> Mapping[str, risk.Result]:
+        """The results of ``measure`` by label (empty when it was not enabled)."""
+        outcome = self.outcomes.get(measure)
+        return outcome.results if outcome else {}
+
+    def metrics(self) -> dict[str, float]:
+        """Flat metrics for MLflow and the manifest (no data values)."""
+        out = {
+            "utility": self.utility,
+            "loss": self.loss.loss,
+            "weight": self.loss.weight,
+            "fit_seconds": self.fit_seconds,
+            "sample_seconds": self.sample_seconds,
+            "utility_seconds": self.utility_seconds,
+            "risk_seconds": self.risk_seconds,
+        }
+        for name, outcome in self.outcomes.items():
+            out |= measures.MEASURES[name].flat_metrics(outcome)
+        out |= {f"constraint.{k}": v for k, v in self.constraints.items()}
+        return out
+
+    def risk_results(self) -> dict[str, Any]:
+        """Full risk results as flat dicts (JSON artifact of the trial)."""
+        return {
+            **{name: {label: r.to_dict() for label, r in o.results.items()}
+               for name, o in self.outcomes.items()},
+            "loss": self.loss.to_dict(),
+            "constraints": self.constraints,
+        }
+
+
+def _check_usable(synthetic: pd.DataFrame, train: pd.DataFrame) -> pd.DataFrame:
+    if synthetic.empty:
+        raise UnusableSynthesis("the synthesiser returned no rows")
+    missing = [c for c in train.columns if c not in synthetic.columns]
+    if missing:
+        raise UnusableSynthesis(f"synthetic data lack column(s) {missing}")
+    synthetic = synthetic[list(train.columns)]
+    empty = [c for c in synthetic.columns if synthetic[c].isna().all() and train[c].notna().any()]
+    if empty:
+        raise UnusableSynthesis(f"synthetic column(s) {empty} are entirely missing")
+    return synthetic
+
+
+def _utility(cfg: Config, split: Split, synthetic: pd.DataFrame, seed: int) -> float:
+    metric = cfg.utility.metric
+    if metric == "quality_report":
+        return util.quality_report(split.train, synthetic)
+    if metric == "hellinger":
+        return util.hellinger(split.train, synthetic)
+    assert cfg.utility.target is not None
+    return util.efficacy(split.train, split.holdout, synthetic, target=cfg.utility.target,
+                         seed=seed)
+
+
+def score(cfg: Config, split: Split, synthetic: pd.DataFrame, *, seed: int) -> dict[str, Any]:
+    """U, every enabled measure and the constraints, for one synthetic data set.
+
+    The gate's policy on replicated uniques applies first (:mod:`tuner.measures.gate`): under
+    ``"remove"`` the data scored, and released, are the data without them."""
+    sampled = _check_usable(synthetic, split.train)
+    synthetic, removed = remove_replicated_uniques(split.train, sampled,
+                                                   cfg.risk.replicated_uniques)
+    if synthetic.empty:
+        raise UnusableSynthesis(f"every synthetic record ({removed}) copies a record unique in "
+                                "the training data; the gate removed them all")
+    start = time.perf_counter()
+    utility = float(np.clip(_utility(cfg, split, synthetic, seed), 0.0, 1.0))
+    utility_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    inputs = measures.Inputs(
+        train=split.train, holdout=split.holdout, synthetic=synthetic, options=cfg.risk,
+        population_size=cfg.data.population_size, quasi_identifiers=cfg.data.quasi_identifiers,
+        seed=seed, removed_rows=removed, sampled=sampled)
+    outcomes: dict[str, measures.Outcome] = {}
+    constraints: dict[str, float] = {}
+    for spec in measures.enabled(cfg.risk):
+        outcomes[spec.name] = spec.compute(inputs)
+        constraints |= spec.constraints(outcomes[spec.name], cfg.risk)
+    m = outcomes["membership"].results[""]
+    assert isinstance(m, risk.MembershipResult)
+    return dict(
+        utility=utility,
+        loss=risk.risk_utility_loss(m.m, utility, threshold=cfg.risk.m_threshold),
+        outcomes=outcomes, constraints=constraints, utility_seconds=utility_seconds,
+        risk_seconds=time.perf_counter() - start, synthetic=synthetic,
+    )
+
+
+def evaluate(cfg: Config, split: Split, name: str, params: dict[str, Any], *, seed: int,
+             threads: int = 1) -> Evaluation:
+    """Fit ``name`` with ``params`` on the training split and score its synthetic data."""
+    synthesis = synthesize(name, params, split.train, seed=seed, device=cfg.study.device,
+                           threads=threads, num_rows=cfg.study.sample_size)
+    scored = score(cfg, split, synthesis.synthetic, seed=seed)
+    return Evaluation(
+        synthesizer=name, params=dict(params), seed=seed,
+        fit_seconds=synthesis.fit_seconds, sample_seconds=synthesis.sample_seconds, **scored,
+    )

@@ -1,0 +1,130 @@
+"""The synthesiser registry: one :class:`SynthesizerSpec` per family, search spaces as data.
+
+Adding a synthesiser is one entry in :data:`SYNTHESIZERS`: how to load its class (lazily, so that
+reading a config does not import SDV or torch), its search space (parameter -> Optuna
+distribution, DESIGN 8) and what it takes (threads, a device, epochs, a seed argument).
+
+A config may *narrow* a space (``[space.ctgan] epochs = [5, 20]`` or a subset of choices), never
+widen it (:func:`tuner.spaces.narrow`). Values Optuna cannot store (tuples of layer widths) are
+choices of strings decoded by :func:`tuner.spaces.decode`. CTGAN asserts
+``batch_size % pac == 0``: every batch size offered is divisible by every pac offered, so no trial
+can hit that assertion.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+
+from optuna.distributions import (
+    BaseDistribution,
+    CategoricalDistribution,
+    FloatDistribution,
+    IntDistribution,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class SynthesizerSpec:
+    """What the tuner needs to know of a synthesiser family.
+
+    ``load`` returns the class (an SDV single-table synthesiser taking ``metadata`` first);
+    ``space`` maps each tuned constructor argument to its Optuna distribution. ``takes_threads``:
+    the fit runs torch and is reproducible only at a fixed torch thread count (recorded with the
+    trial); ``takes_device``: it accepts ``enable_gpu``; ``has_epochs``: it trains in epochs;
+    ``seed_argument``: the constructor argument that takes the trial's seed, if any (SDV's own
+    synthesisers are seeded through the global generators instead, see :mod:`tuner.seeding`).
+    """
+
+    name: str
+    summary: str
+    load: Callable[[], type]
+    space: Mapping[str, BaseDistribution]
+    takes_threads: bool = False
+    takes_device: bool = False
+    has_epochs: bool = False
+    seed_argument: str | None = None
+
+
+def _sdv(name: str) -> Callable[[], type]:
+    def load() -> type:
+        import sdv.single_table
+
+        cls: type = getattr(sdv.single_table, name)
+        return cls
+
+    return load
+
+
+def _cart() -> type:
+    from tuner.cart import CARTSynthesizer
+
+    return CARTSynthesizer
+
+
+_LAYERS = ("64x64", "128x128", "256x256")
+_PACS = (1, 2, 5, 10)
+_BATCHES = (100, 200, 500)  # each divisible by every pac above
+_EPOCHS = IntDistribution(1, 300, log=True)
+
+_SPECS = (
+    SynthesizerSpec(
+        "gaussian_copula", "SDV's Gaussian copula", _sdv("GaussianCopulaSynthesizer"),
+        # gaussian_kde is orders of magnitude slower on tens of thousands of rows: left out
+        {"default_distribution": CategoricalDistribution(("norm", "beta", "truncnorm",
+                                                          "uniform"))},
+    ),
+    SynthesizerSpec(
+        "cart", "sequential CART, as synthpop's syn(method = 'cart')", _cart,
+        {
+            "min_samples_leaf": IntDistribution(1, 200, log=True),
+            "max_depth": CategoricalDistribution((0, 4, 8, 12, 20)),  # 0 = unlimited
+            "visit_order": CategoricalDistribution(("original", "reversed", "random")),
+            "smoothing": CategoricalDistribution((False, True)),
+        },
+        seed_argument="random_state",
+    ),
+    SynthesizerSpec(
+        "ctgan", "SDV's CTGAN (conditional GAN)", _sdv("CTGANSynthesizer"),
+        {
+            "epochs": _EPOCHS,
+            "batch_size": CategoricalDistribution(_BATCHES),
+            "pac": CategoricalDistribution(_PACS),
+            "generator_dim": CategoricalDistribution(_LAYERS),
+            "discriminator_dim": CategoricalDistribution(_LAYERS),
+            "generator_lr": FloatDistribution(5e-5, 1e-3, log=True),
+            "discriminator_lr": FloatDistribution(5e-5, 1e-3, log=True),
+            "embedding_dim": CategoricalDistribution((64, 128)),
+        },
+        takes_threads=True, takes_device=True, has_epochs=True,
+    ),
+    SynthesizerSpec(
+        "copulagan", "SDV's CopulaGAN (CTGAN on copula-transformed columns)",
+        _sdv("CopulaGANSynthesizer"),
+        {
+            "epochs": _EPOCHS,
+            "batch_size": CategoricalDistribution(_BATCHES),
+            "pac": CategoricalDistribution(_PACS),
+            "generator_dim": CategoricalDistribution(_LAYERS),
+            "discriminator_dim": CategoricalDistribution(_LAYERS),
+            "default_distribution": CategoricalDistribution(("norm", "beta", "truncnorm")),
+        },
+        takes_threads=True, takes_device=True, has_epochs=True,
+    ),
+    SynthesizerSpec(
+        "tvae", "SDV's TVAE (variational autoencoder)", _sdv("TVAESynthesizer"),
+        {
+            "epochs": _EPOCHS,
+            "batch_size": CategoricalDistribution(_BATCHES),
+            "compress_dims": CategoricalDistribution(_LAYERS),
+            "decompress_dims": CategoricalDistribution(_LAYERS),
+            "embedding_dim": CategoricalDistribution((64, 128)),
+            "l2scale": FloatDistribution(1e-6, 1e-3, log=True),
+            "loss_factor": FloatDistribution(1.0, 4.0),
+        },
+        takes_threads=True, takes_device=True, has_epochs=True,
+    ),
+)
+
+SYNTHESIZERS: Mapping[str, SynthesizerSpec] = MappingProxyType({s.name: s for s in _SPECS})

@@ -1,0 +1,67 @@
+"""The measure registry: every risk measure a trial computes, as data.
+
+Each :class:`MeasureSpec` says which ``[risk]`` options feed it (:class:`Option`, with type,
+default and check), how to compute it from a trial's frames (a function of ``risk``'s public
+API), which flat metrics it logs (MLflow, the manifest, the trials table), which of those numbers
+are constraints (:class:`Bound`: metric, limit option, direction) and what the release report
+says about it. The config loader, the objective, MLflow logging and the release report all read
+this registry; adding a measure is one function in ``risk/``, one entry in a module here and its
+tests (``docs/architecture.md``).
+
+A constraint's value is ``metric - limit`` for an upper limit and ``limit - metric`` for a lower
+one, feasible when <= 0 (Optuna's convention). An undefined metric (NaN) makes the trial
+infeasible: a measure that could not be computed never passes a gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+from tuner.measures import attribute, gate, membership
+from tuner.measures.base import (
+    Bound,
+    Inputs,
+    MeasureSpec,
+    Option,
+    Outcome,
+    ReportRow,
+)
+
+MEASURES: Mapping[str, MeasureSpec] = MappingProxyType(
+    {m.name: m for m in (*membership.SPECS, *gate.SPECS, *attribute.SPECS)})
+
+
+def options() -> dict[str, Option]:
+    """Every ``[risk]`` option of every measure, by key (a key may be declared once only)."""
+    out: dict[str, Option] = {}
+    for spec in MEASURES.values():
+        for opt in spec.options:
+            if opt.key in out and out[opt.key] != opt:
+                raise RuntimeError(f"[risk] option {opt.key!r} is declared twice differently")
+            out[opt.key] = opt
+    return out
+
+
+def enabled(opts: Mapping[str, Any]) -> list[MeasureSpec]:
+    """The measures a trial computes under these options, in registry order."""
+    return [m for m in MEASURES.values() if m.enabled(opts)]
+
+
+def column_options(opts: Mapping[str, Any]) -> dict[str, Sequence[str]]:
+    """``risk.KEY`` -> column names, for every option that names columns of the data."""
+    return {f"risk.{k}": list(opts[k]) for k, o in options().items() if o.kind == "columns"}
+
+
+def check(opts: Mapping[str, Any]) -> list[str]:
+    """Every problem with the option values (empty when they are fine)."""
+    errors = [msg for k, o in options().items() if o.check and (msg := o.check(opts[k]))]
+    for spec in MEASURES.values():
+        if spec.checks:
+            errors += spec.checks(opts)
+    return errors
+
+
+__all__ = ["MEASURES", "Bound", "Inputs", "MeasureSpec", "Option", "Outcome", "ReportRow",
+           "check", "column_options", "enabled", "options"]

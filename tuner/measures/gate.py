@@ -1,0 +1,161 @@
+"""The release gate beside M (DESIGN 9.1): exact copies, replicated uniques, distance to the
+closest record.
+
+M by the partition method cannot see copies when key combinations or members per attack set
+are few, so every trial also measures what a review board checks first: how many synthetic
+records equal a training record (against the holdout's chance level), whether any equals a
+record *unique* in train, and whether synthetic records sit closer to the training records
+than to real records the generator never saw.
+
+Replicated uniques (``risk.replicated_uniques(..., synthetic_unique_only=False)``: every
+synthetic record equal on all released columns to a train-unique record) never reach a release
+under the defaults. ``replicated_uniques = "remove"`` (default) removes them from each trial's
+synthetic data *before* it is scored, as synthpop's ``sdc(rm.replicated.uniques = TRUE)`` does,
+so the scored data are the released data and the count removed is logged and put in the
+manifest; ``"infeasible"`` keeps the data as sampled and makes any such trial infeasible.
+
+Copies and distances judge the *generator*, so they are measured on the synthetic data as
+sampled, before the removal: a generator that reproduces its training data is infeasible even
+when removing its copies of unique records would leave only copies of common ones (on Hu's ACS,
+a verbatim copy of the training data has 7.1 % more exact copies of train than of holdout; after
+the removal the excess would vanish, since the records left are combinations shared by several
+people).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import risk
+from tuner.measures.base import (
+    Bound,
+    Inputs,
+    MeasureSpec,
+    Option,
+    Outcome,
+    ReportRow,
+    difference_limit,
+    num,
+)
+
+UNIQUES_POLICIES = ("remove", "infeasible")
+
+
+def remove_replicated_uniques(train: pd.DataFrame, synthetic: pd.DataFrame,
+                              policy: str) -> tuple[pd.DataFrame, int]:
+    """The synthetic data the gate lets through, and how many records it removed."""
+    if policy != "remove":
+        return synthetic, 0
+    mask = np.asarray(risk.replicated_uniques(train, synthetic, synthetic_unique_only=False))
+    kept = synthetic.loc[~mask].reset_index(drop=True)
+    return kept, int(mask.sum())
+
+
+def _copies(inp: Inputs) -> Outcome:
+    result = risk.exact_copies(inp.train, inp.as_sampled, holdout=inp.holdout)
+    return Outcome({"": result}, {"replicated_uniques_removed": float(inp.removed_rows)})
+
+
+def _copies_metrics(r: Any) -> dict[str, float]:
+    return {"copies_train_share": r.train_share, "copies_holdout_share": num(r.holdout_share),
+            "copies_difference": num(r.difference),
+            "train_unique_copies": float(r.train_unique_copies),
+            "replicated_uniques": float(r.replicated_uniques)}
+
+
+def _copies_report(label: str, r: Any, o: Mapping[str, Any]) -> list[ReportRow]:
+    return [
+        ReportRow("exact copies of training records: train - holdout share",
+                  f"{num(r.difference):+.4f} ({r.train_share:.4f} - {num(r.holdout_share):.4f};"
+                  f" {r.train_copies} of {r.n_synthetic} records)",
+                  f"<= {o['copy_limit']}",
+                  "Synthetic records equal on every released column to a training record, "
+                  "beyond the share equal to a real record the generator never saw (chance)."),
+        ReportRow("copies of records unique in the training data, as sampled",
+                  f"{r.train_unique_copies}",
+                  "removed before release" if o["replicated_uniques"] == "remove" else "0",
+                  "A synthetic record equal to the only training record with its values "
+                  "reproduces a real person; none is released."),
+    ]
+
+
+def _dcr(inp: Inputs) -> Outcome:
+    result = risk.distance_to_closest_record(inp.train, inp.as_sampled, holdout=inp.holdout,
+                                             random_state=inp.seed)
+    return Outcome({"": result})
+
+
+def _dcr_metrics(r: Any) -> dict[str, float]:
+    return {"dcr_share_closer_to_train": r.share_closer_to_train, "dcr_baseline": r.baseline,
+            "dcr_excess": r.excess, "dcr_ci_low": r.interval.low, "dcr_ci_high": r.interval.high}
+
+
+def _dcr_report(label: str, r: Any, o: Mapping[str, Any]) -> list[ReportRow]:
+    return [ReportRow(
+        "distance to closest record: share closer to train",
+        f"{r.share_closer_to_train:.4f} [{r.interval.low:.4f}, {r.interval.high:.4f}] "
+        f"(expected {r.baseline:.4f} for a generator that never saw them)",
+        f"excess <= {o['dcr_limit']}",
+        "Share of synthetic records nearer (Gower distance) to a training record than to any "
+        "holdout record, ties half; near 1 when the generator reproduces its training data.")]
+
+
+def _unique_copies(inp: Inputs) -> Outcome:
+    result = risk.exact_copies(inp.train, inp.synthetic)
+    return Outcome({"": result})
+
+
+def _unique_metrics(r: Any) -> dict[str, float]:
+    return {"released_unique_copies": float(r.train_unique_copies)}
+
+
+def _policy(v: Any) -> str | None:
+    return None if v in UNIQUES_POLICIES else (
+        f"risk.replicated_uniques must be one of {UNIQUES_POLICIES}, got {v!r}")
+
+
+SPECS = (
+    MeasureSpec(
+        "copies",
+        options=(
+            Option("replicated_uniques", "str", "remove",
+                   "'remove' synthetic copies of train-unique records before scoring, or make "
+                   "the trial 'infeasible'", _policy),
+            Option("copy_limit", "float", 0.05,
+                   "exact-copy share of train - that of holdout <= copy_limit",
+                   difference_limit("copy_limit")),
+        ),
+        enabled=lambda o: True,
+        compute=_copies,
+        metrics=_copies_metrics,
+        bounds=(Bound("copies", "copies_difference", "copy_limit"),),
+        report=_copies_report,
+    ),
+    MeasureSpec(
+        # under "infeasible" the released data are the sampled data: any copy of a
+        # train-unique record fails the trial (under "remove" there is none left to count)
+        "unique_copies",
+        options=(),
+        enabled=lambda o: o["replicated_uniques"] == "infeasible",
+        compute=_unique_copies,
+        metrics=_unique_metrics,
+        bounds=(Bound("unique_copies", "released_unique_copies", 0.0),),
+    ),
+    MeasureSpec(
+        "dcr",
+        options=(
+            Option("dcr_limit", "float", 0.1,
+                   "share of synthetic records closer to train than holdout, minus its "
+                   "expected value, <= dcr_limit", difference_limit("dcr_limit")),
+        ),
+        enabled=lambda o: True,
+        compute=_dcr,
+        metrics=_dcr_metrics,
+        bounds=(Bound("dcr", "dcr_excess", "dcr_limit"),),
+        report=_dcr_report,
+    ),
+)
