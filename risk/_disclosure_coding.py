@@ -42,6 +42,13 @@ class _Variable:
         """Code of a level named by the caller (``None``/NaN: missing; grouped: the label)."""
         if value is None or (isinstance(value, float) and math.isnan(value)):
             return self.missing
+        try:
+            hash(value)
+        except TypeError:
+            raise TypeError(
+                f"`{argument}` must name levels of {self.name!r} (a value, or a list of "
+                f"values), but it holds {type(value).__name__} {value!r}."
+            ) from None
         pos = self.values.get_indexer([str(value) if self.grouped else value])[0]
         if pos < 0:
             raise RiskInputError(
@@ -118,7 +125,10 @@ def _grouped(name: str, columns: list[pd.Series], n: int, special: Sequence[Any]
     special_arr = np.asarray([v for v in special if not pd.isna(v)], dtype=float)
     usable = [~np.isnan(v) & ~np.isin(v, special_arr) for v in values]
     if not any(u.any() for u in usable[1:]):
-        raise RiskInputError(f"cannot group {name!r}: the synthetic data have no usable values.")
+        raise RiskInputError(
+            f"cannot group {name!r}: the synthetic data have no usable values (all missing or "
+            "in `cont_na`); pass ngroups 0 for it."
+        )
     pooled = np.concatenate([v[u] for v, u in zip(values, usable, strict=True)])
     labels: list[str] = []
     for style in ("quantile", "equal"):

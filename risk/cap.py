@@ -41,9 +41,11 @@ from risk._validation import (
     as_synthetic_sets,
     check_choice,
     check_column_list,
+    check_column_name,
     check_columns,
     check_frame,
     check_no_missing,
+    check_number,
     column_kinds,
 )
 
@@ -154,8 +156,7 @@ def _prepare(
     missing: str,
 ) -> _Prepared:
     key_list = check_column_list(keys, "keys")
-    if not isinstance(target, str):
-        raise TypeError(f"`target` must be one column name, but got {target!r}.")
+    target = check_column_name(target, "target")
     if target in key_list:
         raise RiskInputError(
             f"`target` must not be one of the `keys`, but got target={target!r} and "
@@ -237,6 +238,17 @@ def _bounds(prep: _Prepared, frame: int) -> tuple[float, float, float]:
     return baseline, float(pair_counts.min() / n), float((pair_counts / key_totals).min())
 
 
+def _check_unmatched(value: object) -> float:
+    if isinstance(value, (float, np.floating)) and np.isnan(value):
+        return float("nan")
+    v = check_number(value, "unmatched", finite=False)
+    if not 0.0 <= v <= 1.0:
+        raise RiskInputError(
+            f"`unmatched` must be a CAP in [0, 1] or NaN, but got unmatched={value!r}."
+        )
+    return v
+
+
 def cap_per_record(
     original: pd.DataFrame,
     synthetic: pd.DataFrame,
@@ -254,12 +266,14 @@ def cap_per_record(
     ``matching="nearest"`` the synthetic records at the smallest Hamming distance on the keys
     take the place of the exact key matches (the DistanceCAP of Synthesized; SDMetrics'
     GeneralizedCAP). Records whose key has no match get ``unmatched`` (0 by the definition;
-    pass ``numpy.nan`` to tell them apart). Aligned with ``original``'s index.
+    pass ``numpy.nan`` to tell them apart; any other value must lie in [0, 1]). Aligned with
+    ``original``'s index.
     """
     check_choice(matching, "matching", MATCHING)
+    fill = _check_unmatched(unmatched)
     frames = {"original": original, "synthetic": synthetic}
     prep = _prepare(frames, keys, target, numeric_bins, missing)
-    caps = _attribution(prep, 0, 1, matching).cap(unmatched)
+    caps = _attribution(prep, 0, 1, matching).cap(fill)
     return pd.Series(caps, index=original.index, name=f"cap_{target}")
 
 

@@ -99,6 +99,7 @@ from risk._validation import (
     RiskInputError,
     as_synthetic_sets,
     check_column_list,
+    check_column_name,
     check_columns,
     check_frame,
     check_positive_int,
@@ -168,12 +169,19 @@ def _ngroups(name: str):
 
 def _pair(value: Any, name: str) -> tuple[float, float]:
     ok = isinstance(value, (list, tuple)) and len(value) == 2 and all(
-        isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+        isinstance(v, (int, float, np.integer, np.floating))
+        and not isinstance(v, (bool, np.bool_))
         for v in value
     )
     if not ok:
         raise TypeError(f"`{name}` must be a pair (count, percent) of numbers, but got {value!r}.")
-    return float(value[0]), float(value[1])
+    count, percent = float(value[0]), float(value[1])
+    if not (0.0 <= count < float("inf") and 0.0 <= percent <= 100.0):
+        raise RiskInputError(
+            f"`{name}` must be (count, percent) with a finite count >= 0 and 0 <= percent <= "
+            f"100, but got {value!r}."
+        )
+    return count, percent
 
 
 def _levels(value: Any) -> list[Any]:
@@ -246,8 +254,7 @@ def disclosure(
     sets = as_synthetic_sets(synthetic)
     frames = {"original": original, **{f"synthetic[{i}]": s for i, s in enumerate(sets)}}
     given = check_column_list(keys, "keys")
-    if not isinstance(target, str):
-        raise TypeError(f"`target` must be one column name, but got {target!r}.")
+    target = check_column_name(target, "target")
     if target in given:
         raise RiskInputError(
             f"`target` must not be one of the `keys`, but got target={target!r} and "

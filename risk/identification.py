@@ -31,6 +31,7 @@ from risk._encode import combine_many, encode, lookup_counts
 from risk._result import Result
 from risk._validation import (
     RiskInputError,
+    as_synthetic_sets,
     check_choice,
     check_column_list,
     check_columns,
@@ -168,8 +169,12 @@ def _radius_map(
     for col, r in chosen.items():
         if kinds[col] != "numeric":
             raise RiskInputError(f"`radius` applies to numeric columns, but {col!r} is not.")
-        if isinstance(r, bool) or not isinstance(r, (int, float)) or not r > 0:
-            raise RiskInputError(f"`radius` for {col!r} must be a number > 0, but got {r!r}.")
+        if (isinstance(r, (bool, np.bool_))
+                or not isinstance(r, (int, float, np.integer, np.floating))
+                or not 0 < r < float("inf")):
+            raise RiskInputError(
+                f"`radius` for {col!r} must be a finite number > 0, but got {r!r}."
+            )
     return {c: float(r) for c, r in chosen.items()}
 
 
@@ -196,7 +201,8 @@ def identification_risk(
         values the intruder also holds.
     radius:
         ``None``: every variable must match exactly. A number: radius of every numeric
-        synthesised variable. A mapping: a radius per synthesised numeric column.
+        synthesised variable. A mapping: a radius per synthesised numeric column. Radii are
+        finite and > 0 (an infinite one would match every record).
     relative_radius:
         When true, the radius is a fraction of the true value: ``r_i = radius * |x_i|``.
     missing:
@@ -204,9 +210,9 @@ def identification_risk(
         missing value match a missing value exactly (never within a radius).
     """
     check_frame(original, "original")
-    sets = [synthetic] if isinstance(synthetic, pd.DataFrame) else list(synthetic)
-    if not sets:
-        raise RiskInputError("`synthetic` must hold at least one DataFrame, but got none.")
+    sets = as_synthetic_sets(synthetic)
+    if not isinstance(relative_radius, (bool, np.bool_)):
+        raise TypeError(f"`relative_radius` must be True or False, but got {relative_radius!r}.")
     known_l = check_column_list(known, "known")
     synth_l = check_column_list(synthesized, "synthesized")
     overlap = sorted(set(known_l) & set(synth_l))

@@ -41,6 +41,7 @@ from risk._result import Result
 from risk._validation import (
     RiskInputError,
     check_column_list,
+    check_column_name,
     check_columns,
     check_fraction,
     check_frame,
@@ -83,6 +84,29 @@ class InferenceResult(Result):
 
 
 CODED_CATEGORY_LIMIT = 20
+DEFAULT_NEIGHBOURS = 3
+_NO_MISSING = (
+    "attribute_inference has no option for missing values (the estimator needs complete "
+    "records): impute them or drop those records first"
+)
+
+
+def _check_categorical_types(frames: dict[str, pd.DataFrame], columns: list[str]) -> None:
+    """scikit-learn's encoders need one type per categorical column: refuse a mixture (e.g.
+    strings and integers), naming the frame and the column."""
+    for col in columns:
+        for name, frame in frames.items():
+            series = frame[col]
+            if pd.api.types.is_bool_dtype(series) or isinstance(series.dtype, pd.CategoricalDtype):
+                continue
+            inferred = pd.api.types.infer_dtype(series, skipna=True)
+            if inferred.startswith("mixed") and inferred != "mixed-integer-float":
+                types = sorted({type(v).__name__ for v in series.dropna().to_numpy()})
+                raise RiskInputError(
+                    f"`{name}` column {col!r} mixes value types ({', '.join(types)}); the "
+                    "estimator's encoders need one type per column: convert it (e.g. "
+                    ".astype(str)) in every frame."
+                )
 
 
 def _is_numeric(frames: dict[str, pd.DataFrame], col: str, kind: str) -> bool:
@@ -111,8 +135,8 @@ def _features(keys: list[str], numeric_keys: set[str]) -> ColumnTransformer:
 def _estimator(estimator: Any, numeric_target: bool) -> Any:
     if estimator is None:
         if numeric_target:
-            return KNeighborsRegressor(n_neighbors=3)
-        return KNeighborsClassifier(n_neighbors=3)
+            return KNeighborsRegressor(n_neighbors=DEFAULT_NEIGHBOURS)
+        return KNeighborsClassifier(n_neighbors=DEFAULT_NEIGHBOURS)
     for method in ("fit", "predict"):
         if not callable(getattr(estimator, method, None)):
             raise TypeError(
@@ -184,15 +208,17 @@ def attribute_inference(
         seed used is recorded in the result. It does not seed ``estimator`` itself: give a
         random estimator its own ``random_state``.
 
-    Missing values in keys or target are refused with a count per column (impute first).
+    Missing values in keys or target are refused with a count per column (impute first; there
+    is no ``missing`` option here). So are infinite values, categorical columns that mix value
+    types (scikit-learn's encoders cannot sort them), and, for the default estimator, fewer than
+    3 records in ``synthetic`` or ``original`` (k-NN needs k of them).
     Categorical keys make many records equidistant; k-NN breaks such ties by training-row order,
     so each estimator is fitted on its rows sorted by content and then shuffled with
     ``random_state``: ties are broken at random, and for a given seed the result does not
     depend on how the frames are sorted.
     """
     key_list = check_column_list(keys, "keys")
-    if not isinstance(target, str):
-        raise TypeError(f"`target` must be one column name, but got {target!r}.")
+    target = check_column_name(target, "target")
     if target in key_list:
         raise RiskInputError(
             f"`target` must not be one of the `keys`, but got target={target!r} and "
@@ -206,12 +232,22 @@ def attribute_inference(
     for name, frame in frames.items():
         check_frame(frame, name)
         check_columns(frame, name, cols, "key/target")
-        check_no_missing(frame, name, cols, "key/target")
+        check_no_missing(frame, name, cols, "key/target", advice=_NO_MISSING)
     kinds = column_kinds(frames, cols)
+    _check_categorical_types(frames, [c for c in cols if kinds[c] == "categorical"])
+    if estimator is None:
+        for name in ("synthetic", "original"):
+            if len(frames[name]) < DEFAULT_NEIGHBOURS:
+                raise RiskInputError(
+                    f"`{name}` has {len(frames[name])} row(s), fewer than the "
+                    f"{DEFAULT_NEIGHBOURS} neighbours of the default `estimator` (k-NN, k = "
+                    f"{DEFAULT_NEIGHBOURS}), which is trained on it; pass an `estimator` that "
+                    "fits on so few records."
+                )
     numeric_keys = {k for k in key_list if _is_numeric(frames, k, kinds[k])}
     if target_type is None:
         target_type = "numeric" if _is_numeric(frames, target, kinds[target]) else "categorical"
-    if target_type not in ("numeric", "categorical"):
+    if not isinstance(target_type, str) or target_type not in ("numeric", "categorical"):
         raise RiskInputError(
             f"`target_type` must be 'numeric' or 'categorical', but got {target_type!r}."
         )

@@ -18,7 +18,7 @@ import dataclasses
 import math
 
 from risk._result import Result
-from risk._validation import RiskInputError
+from risk._validation import RiskInputError, check_number
 
 ACCEPTABLE_M = 0.2
 PUBLISHED_FLOOR = 0.31
@@ -42,13 +42,13 @@ class RiskUtilityLoss(Result):
         return self.m <= self.threshold
 
 
-def _check_number(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"`{name}` must be a number, but got {value!r}.")
-    v = float(value)
-    if math.isnan(v):
-        raise RiskInputError(f"`{name}` must not be NaN.")
-    return v
+def max_floor(threshold: float = ACCEPTABLE_M) -> float:
+    """Largest floor accepted at ``threshold``: the one that makes w(M) continuous there,
+    ``1 - 1 / (1 + exp(threshold - 1))``, or the published 0.31 if that is larger. The paper's
+    own constant stays accepted at every threshold (the tuner passes its configured threshold
+    with the default floor), although below 0.2 it lifts w just above the threshold over 1, by
+    at most 0.041 as the threshold nears 0 (2.6e-5 at 0.2, DESIGN 3.1)."""
+    return max(PUBLISHED_FLOOR, 1.0 - 1.0 / (1.0 + math.exp(threshold - 1.0)))
 
 
 def risk_utility_weight(
@@ -57,15 +57,27 @@ def risk_utility_weight(
     """The weight w(M) of DESIGN 3.1 (El Emam et al. 2022): 1 up to ``threshold``, then
     ``floor + 1 / (1 + exp(M - 1))``.
 
-    ``m`` must be at most 1 (M = 1 is a perfect adversary); negative values are legitimate.
+    ``m`` must be finite and at most 1 (M = 1 is a perfect adversary); negative values are
+    legitimate (M >= -2t / (1 - t) > -inf). ``floor`` must lie in ``[0, max_floor(threshold)]``
+    (:func:`max_floor`): a negative floor can turn the weight negative and flip the loss's sign,
+    and a larger one lifts the weight of a model just above the threshold over 1, rewarding
+    disclosure. Python and numpy numbers are accepted; bools, NaN and infinities are not.
     """
-    mv = _check_number(m, "m")
+    mv = check_number(m, "m")
     if mv > 1.0:
         raise RiskInputError(f"`m <= 1` must hold (M is a relative F1), but got m={m!r}.")
-    t = _check_number(threshold, "threshold")
+    t = check_number(threshold, "threshold", finite=False)
     if not 0.0 < t < 1.0:
         raise RiskInputError(f"`0 < threshold < 1` must hold, but got threshold={threshold!r}.")
-    fl = _check_number(floor, "floor")
+    fl = check_number(floor, "floor", finite=False)
+    top = max_floor(t)
+    if not 0.0 <= fl <= top:
+        raise RiskInputError(
+            f"`0 <= floor <= {top:.7g}` must hold at threshold={t:g}, but got floor={floor!r}: "
+            "a negative floor can make the weight negative, a larger one lifts the weight of a "
+            f"leaky model over 1 (published floor {PUBLISHED_FLOOR}, continuous one "
+            f"{CONTINUOUS_FLOOR:.7f})."
+        )
     if mv <= t:
         return 1.0
     return fl + 1.0 / (1.0 + math.exp(mv - 1.0))
@@ -82,7 +94,7 @@ def risk_utility_loss(
 
     ``utility`` must lie in [0, 1].
     """
-    u = _check_number(utility, "utility")
+    u = check_number(utility, "utility", finite=False)
     if not 0.0 <= u <= 1.0:
         raise RiskInputError(f"`0 <= utility <= 1` must hold, but got utility={utility!r}.")
     w = risk_utility_weight(m, threshold=threshold, floor=floor)

@@ -54,6 +54,9 @@ from risk._validation import (
 )
 from risk.loss import ACCEPTABLE_M
 
+MAX_REPEATS = 1_000_000
+"""Most attack sets one call draws: each costs (quasi-identifiers + 1) counts per class."""
+
 
 @dataclasses.dataclass(frozen=True)
 class MembershipResult(Result):
@@ -138,15 +141,43 @@ class MembershipResult(Result):
 
 
 def naive_f1(sampling_fraction: float) -> float:
-    """F1 of the adversary who calls everyone a member: precision t, recall 1 (DESIGN 3.6)."""
-    t = sampling_fraction
+    """F1 of the adversary who calls everyone a member: precision t, recall 1 (DESIGN 3.6).
+
+    ``0 < sampling_fraction < 1`` (a Python or numpy number).
+    """
+    t = check_fraction(sampling_fraction, "sampling_fraction")
     return 2.0 * t / (1.0 + t)
 
 
 def relative_f1(f1: np.ndarray | float, sampling_fraction: float) -> np.ndarray:
-    """``M = (F1 - F_naive) / (1 - F_naive)`` (El Emam et al. 2022; DESIGN 3.6)."""
-    f_naive = naive_f1(sampling_fraction)
-    return (np.asarray(f1, dtype=float) - f_naive) / (1.0 - f_naive)
+    """``M = (F1 - F_naive) / (1 - F_naive)`` (El Emam et al. 2022; DESIGN 3.6).
+
+    ``f1``: one F1 or an array of them, each in [0, 1]; ``0 < sampling_fraction < 1``.
+    """
+    return _relative(_check_f1(f1), check_fraction(sampling_fraction, "sampling_fraction"))
+
+
+def _relative(f1: np.ndarray, t: float) -> np.ndarray:
+    f_naive = 2.0 * t / (1.0 + t)
+    return (f1 - f_naive) / (1.0 - f_naive)
+
+
+def _check_f1(f1: object) -> np.ndarray:
+    if isinstance(f1, (bool, np.bool_, str, bytes)) or f1 is None:
+        raise TypeError(f"`f1` must be a number or an array of numbers, but got {f1!r}.")
+    try:
+        values = np.asarray(f1, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"`f1` must be a number or an array of numbers, but got {f1!r}."
+        ) from None
+    bad = ~((values >= 0.0) & (values <= 1.0))  # NaN is bad too
+    if bad.any():
+        raise RiskInputError(
+            f"`0 <= f1 <= 1` must hold for every F1, but got {values[bad][:5].tolist()!r}"
+            f"{' ...' if bad.sum() > 5 else ''}."
+        )
+    return values
 
 
 def scores_from_counts(
@@ -236,7 +267,8 @@ def membership_disclosure(
         Records per attack set, ``round(a t)`` of them members; default the largest size both
         pools allow, capped at 10,000.
     repeats:
-        Attack sets drawn (default 100); F1, precision and recall are their means.
+        Attack sets drawn (default 100, at most :data:`MAX_REPEATS`); F1, precision and recall
+        are their means.
     numeric_bins:
         Numeric quasi-identifiers with more distinct values are cut into this many equal-width
         bins (DESIGN 3.3); ``None`` compares them exactly.
@@ -278,7 +310,7 @@ def membership_disclosure(
             f"`0 <= hamming_threshold <= {p}` (the number of quasi-identifiers) must hold, but "
             f"got hamming_threshold={hamming_threshold}."
         )
-    repeats = check_positive_int(repeats, "repeats")
+    repeats = check_positive_int(repeats, "repeats", maximum=MAX_REPEATS)
     confidence = check_fraction(confidence, "confidence")
     m_threshold = check_threshold(m_threshold)
     min_members = check_positive_int(min_members, "min_members")
@@ -308,7 +340,7 @@ def membership_disclosure(
 
     h = hamming_threshold
     f1_h = f1[:, h]
-    m_reps = relative_f1(f1_h, t)
+    m_reps = _relative(f1_h, t)
     f1_curve = f1.mean(axis=0)
     missing = sum(int(f[c].isna().sum()) for f in frames.values() for c in qis)
     return MembershipResult(
@@ -337,6 +369,6 @@ def membership_disclosure(
         binned_columns=binned,
         missing_values=missing,
         f1_by_threshold=tuple(float(v) for v in f1_curve),
-        m_by_threshold=tuple(float(v) for v in relative_f1(f1_curve, t)),
+        m_by_threshold=tuple(float(v) for v in _relative(f1_curve, t)),
         random_state=seed,
     )
