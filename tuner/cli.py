@@ -7,54 +7,22 @@ Exit codes: 0 success; 1 unexpected error; 2 bad configuration or input; 3 no re
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from importlib import resources
 from pathlib import Path
 
 from tuner.quiet import quiet_libraries
 
 EXIT_OK, EXIT_ERROR, EXIT_CONFIG, EXIT_NO_RELEASE = 0, 1, 2, 3
-RUN_FILE = "run.json"
 
 
-def _load_config(path: str | None, **overrides: object):  # noqa: ANN202
-    from tuner import config
-
-    if path is None:
-        with resources.as_file(resources.files("tuner") / "demo.toml") as demo:
-            cfg = config.load(demo)
-    else:
-        cfg = config.load(Path(path))
-    return config.with_overrides(cfg, **overrides)
-
-
-def _save_run_file(cfg) -> None:  # noqa: ANN001
-    info = {"config": str(cfg.source), "study": cfg.study.name,
-            "overrides": {"output": str(cfg.study.output.resolve()),
-                          "n_trials": cfg.study.n_trials}}
-    (cfg.study.output / RUN_FILE).write_text(json.dumps(info, indent=2))
-
-
-def _config_from_dir(directory: str):  # noqa: ANN202
-    run_file = Path(directory) / RUN_FILE
-    if not run_file.exists():
-        raise FileNotFoundError(f"{run_file} not found: is {directory!r} an output folder of "
-                                "`risk-tuner run` or `risk-tuner demo`?")
-    info = json.loads(run_file.read_text())
-    return _load_config(info["config"], output=Path(info["overrides"]["output"]),
-                        n_trials=info["overrides"]["n_trials"])
-
-
-def _print_table(study) -> None:  # noqa: ANN001
-    from tuner.trials import trials_frame
-
-    frame = trials_frame(study)
+def _print_table(tuned) -> None:  # noqa: ANN001
+    frame = tuned.trials_frame()
     if frame.empty:
         print("no finished trial yet")
         return
+    frame["released"] = frame["released"].map({True: "<== released", False: ""})
     cols = ["number", "state", "synthesizer", "utility", "m", "loss", "feasible"]
-    cols += [c for c in frame.columns if c.startswith("c.")]
+    cols += [c for c in frame.columns if c.startswith("c.")] + ["released"]
     with_pd = frame[cols].round(4)
     print(with_pd.to_string(index=False))
 
@@ -88,25 +56,23 @@ def _summary(cfg, ctx, release_dir: Path | None) -> None:  # noqa: ANN001
 
 
 def _run(cfg, *, progress: bool) -> int:  # noqa: ANN001
-    from tuner.context import prepare
+    from tuner.api import start
     from tuner.release import NoFeasibleTrial, export
-    from tuner.study import run_study
 
-    ctx = prepare(cfg)
-    _save_run_file(cfg)
-    print(f"study {cfg.study.name!r}: {len(ctx.split.train)} training / "
-          f"{len(ctx.split.holdout)} holdout records, N = {cfg.data.population_size}, "
-          f"synthesisers {', '.join(cfg.study.synthesizers)}, budget {cfg.study.n_trials} "
-          f"trials, {cfg.study.workers} worker(s)")
-    study = run_study(ctx, progress=progress)
-    _print_table(study)
-    _print_membership_warning(study)
+    print(f"study {cfg.study.name!r}: synthesisers {', '.join(cfg.study.synthesizers)}, budget "
+          f"{cfg.study.n_trials} trials, {cfg.study.workers} worker(s); output "
+          f"{cfg.study.output.resolve()}")
+    tuned, ctx = start(cfg, progress=progress)
     try:
-        folder = export(ctx, study)
+        folder = export(ctx, tuned.optuna_study)
     except NoFeasibleTrial as exc:
+        _print_table(tuned)
+        _print_membership_warning(tuned.optuna_study)
         _summary(cfg, ctx, None)
         print(f"\nNO RELEASE CANDIDATE.\n{exc}", file=sys.stderr)
         return EXIT_NO_RELEASE
+    _print_table(tuned)
+    _print_membership_warning(tuned.optuna_study)
     _summary(cfg, ctx, folder)
     return EXIT_OK
 
@@ -133,9 +99,13 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--workers", type=int, help="worker processes on this machine")
         p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p_demo.set_defaults(output=None)
-    p_report = sub.add_parser("report", help="table of the trials in an output folder")
+    p_report = sub.add_parser("report", help="the trials of an output folder (no data needed), "
+                              "the released one marked; --write makes report.md/html again")
     p_report.add_argument("directory")
-    p_release = sub.add_parser("release", help="export the release candidate of a folder")
+    p_report.add_argument("--write", action="store_true",
+                          help="write release/report.md and report.html again from the manifest")
+    p_release = sub.add_parser("release", help="export the release candidate of a folder "
+                               "(re-creates the data: needs the data file)")
     p_release.add_argument("directory")
     args = parser.parse_args(argv)
     missing = _missing_extra()
@@ -147,27 +117,27 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_CONFIG
     quiet_libraries()
 
+    from tuner.api import load, load_config
     from tuner.config import ConfigError
-    from tuner.context import prepare
-    from tuner.release import NoFeasibleTrial, export
-    from tuner.storage import open_study
+    from tuner.release import NoFeasibleTrial
 
     try:
         if args.command in ("run", "demo"):
             output = args.output
             if args.command == "demo" and output is None:
                 output = Path("demo-output")
-            cfg = _load_config(args.config if args.command == "run" else None,
-                               n_trials=args.trials, output=output, workers=args.workers)
+            cfg = load_config(args.config if args.command == "run" else None,
+                              n_trials=args.trials, output=output, workers=args.workers)
             return _run(cfg, progress=not args.no_progress)
-        cfg = _config_from_dir(args.directory)
-        ctx = prepare(cfg)
-        study = open_study(ctx)
+        tuned = load(args.directory)
         if args.command == "report":
-            _print_table(study)
+            _print_table(tuned)
+            if args.write:
+                for path in tuned.write_report():
+                    print(f"wrote {path}")
             return EXIT_OK
-        folder = export(ctx, study)
-        _summary(cfg, ctx, folder)
+        folder = tuned.release()
+        print(f"release written to {folder.resolve()} (trial {tuned.released_trial})")
         return EXIT_OK
     except NoFeasibleTrial as exc:
         print(f"NO RELEASE CANDIDATE.\n{exc}", file=sys.stderr)
@@ -177,4 +147,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_CONFIG
     except KeyboardInterrupt:
         print("interrupted; run the same command again to resume", file=sys.stderr)
+        return EXIT_ERROR
+    except OSError as exc:  # a full disk, a read-only folder: one line, not a traceback
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"error: {exc.strerror or exc}{where}; nothing was released. Free the space or "
+              "fix the folder's permissions, then run the same command again to resume",
+              file=sys.stderr)
         return EXIT_ERROR

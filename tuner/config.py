@@ -110,6 +110,7 @@ class Config:
     utility: UtilityConfig
     spaces: dict[str, dict[str, Any]]
     source: Path | None = None
+    raw: dict[str, Any] | None = None  # the mapping a config made from a dict came from
 
 
 def _kind(annotation: str) -> str:

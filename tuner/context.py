@@ -11,6 +11,7 @@ from tuner.config import Config, check_data
 from tuner.data import Split, fingerprint, read_table, split
 from tuner.identifiers import drop_identifiers
 from tuner.seeding import derive
+from tuner.tracking import local_uri
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,10 +28,6 @@ class Context:
     @property
     def output(self) -> Path:
         return self.cfg.study.output
-
-
-def default_mlflow_uri(output: Path) -> str:
-    return f"sqlite:///{(output / 'mlflow.db').resolve()}"
 
 
 def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
@@ -50,5 +47,5 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
     sp = split(frame, train_fraction=cfg.data.train_fraction, seed=derive(cfg.study.seed, 0),
                stratify=cfg.data.stratify)
     storage = cfg.study.storage or f"sqlite:///{(out / 'study.db').resolve()}"
-    return Context(cfg, frame, sp, storage, cfg.study.mlflow_uri or default_mlflow_uri(out),
+    return Context(cfg, frame, sp, storage, cfg.study.mlflow_uri or local_uri(out),
                    fingerprint(frame))

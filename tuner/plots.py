@@ -88,3 +88,40 @@ def cap_scatter(cap_original: np.ndarray, cap_synthetic: np.ndarray, target: str
     ax.set_title(f"Record-level CAP, target {target!r}")
     ax.legend(fontsize=8)
     return fig
+
+
+def rank_correlations(frame: pd.DataFrame) -> pd.DataFrame:
+    """Spearman correlations of every column pair (categories as their integer codes, in the
+    order of first appearance): an aggregate, never a record."""
+    coded = pd.DataFrame({c: pd.factorize(frame[c], sort=True)[0] if not
+                          pd.api.types.is_numeric_dtype(frame[c]) else frame[c]
+                          for c in frame.columns})
+    return coded.corr(method="spearman")
+
+
+def correlations(real: pd.DataFrame, synthetic: pd.DataFrame) -> Figure:
+    """Pairwise rank correlations of the training data and of the release, side by side."""
+    fig = Figure(figsize=(11, 5), layout="constrained", dpi=DPI)
+    axes = fig.subplots(1, 2)
+    for ax, (title, frame) in zip(axes, (("training data", real), ("release", synthetic)),
+                                  strict=True):
+        corr = rank_correlations(frame)
+        image = ax.imshow(corr.to_numpy(), vmin=-1, vmax=1, cmap="RdBu_r")
+        ax.set_xticks(range(len(corr)), corr.columns, rotation=90, fontsize=7)
+        ax.set_yticks(range(len(corr)), corr.columns, fontsize=7)
+        ax.set_title(f"Rank correlations: {title}", fontsize=9)
+    fig.colorbar(image, ax=list(axes), shrink=0.8)
+    return fig
+
+
+def column_scores(scores: dict[str, float], title: str) -> Figure:
+    """One horizontal bar per column (or pair): its utility score in [0, 1]."""
+    fig, ax = figure(figsize=(6.5, 0.28 * len(scores) + 1.2))
+    names = list(scores)
+    ax.barh(names, [scores[n] for n in names], color="tab:blue")
+    ax.set_xlim(0, 1)
+    ax.invert_yaxis()
+    ax.tick_params(axis="y", labelsize=7)
+    ax.set_xlabel("score (1 = the release reproduces the training data's)")
+    ax.set_title(title, fontsize=9)
+    return fig

@@ -26,15 +26,17 @@ import optuna
 from filelock import FileLock
 
 import risk
-from tuner import plots, report
+from tuner import plots, report, utility
 from tuner.context import Context
 from tuner.evaluation import Evaluation, evaluate
 from tuner.objective import trial_params
+from tuner.tracking import Tracker
 from tuner.trials import best_feasible, trials_frame
 
 PACKAGES = ("risk-tuner", "sdv", "sdmetrics", "optuna", "mlflow", "torch", "scikit-learn",
             "pandas", "numpy")
 SPLIT_FILE = "split.json"
+RELEASED_ATTR = "released_trial"  # study attribute: the number of the released trial
 
 
 class NoFeasibleTrial(RuntimeError):
@@ -87,7 +89,12 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None) -> Pat
     folder.parent.mkdir(parents=True, exist_ok=True)
     # invocations working on one study each export at their end: one writer at a time
     with FileLock(str(folder.parent / f".{folder.name}.lock"), timeout=3600):
-        return _export(ctx, best, folder)
+        out = _export(ctx, study, best, folder)
+    study.set_user_attr(RELEASED_ATTR, best.number)
+    run_id = best.user_attrs.get("mlflow_run_id")
+    if run_id:
+        Tracker(ctx.mlflow_uri, ctx.cfg.study.name, ctx.output).mark_released(run_id)
+    return out
 
 
 def _recreate(ctx: Context, best: optuna.trial.FrozenTrial) -> Evaluation:
@@ -115,7 +122,22 @@ def _figures(ev: Evaluation, ctx: Context, folder: Path) -> dict[str, str]:
         fname = f"cap_scatter_{t}.png"
         plots.save_figure(plots.cap_scatter(before, after, t, seed=ev.seed), folder / fname)
         figures[f"Record-level CAP of {t!r}: original vs synthetic"] = fname
+    plots.save_figure(plots.correlations(ctx.split.train, ev.synthetic),
+                      folder / "correlations.png")
+    figures["Pairwise rank correlations: training data and release side by side"] = \
+        "correlations.png"
     return figures
+
+
+def _utility(ev: Evaluation, ctx: Context, folder: Path,
+             figures: dict[str, str]) -> dict[str, Any]:
+    """The Quality Report's breakdown (scores only), and its per-column figure."""
+    breakdown = utility.quality_breakdown(ctx.split.train, ev.synthetic)
+    plots.save_figure(plots.column_scores(breakdown["columns"], "Column shapes: how well each "
+                                          "column's distribution is reproduced"),
+                      folder / "column_shapes.png")
+    figures["Utility per column"] = "column_shapes.png"
+    return breakdown
 
 
 def sha256_file(path: Path) -> str:
@@ -136,7 +158,7 @@ def config_hash(ctx: Context) -> str:
 
 
 def manifest(ev: Evaluation, ctx: Context, best: optuna.trial.FrozenTrial,
-             synthetic_sha256: str) -> dict[str, Any]:
+             synthetic_sha256: str, report_data: dict[str, Any]) -> dict[str, Any]:
     """What the release is and how it was made and measured (no data values)."""
     cfg = ctx.cfg
     return {
@@ -170,6 +192,7 @@ def manifest(ev: Evaluation, ctx: Context, best: optuna.trial.FrozenTrial,
         "constraints": {k: {"value": v, "passed": v <= 0} for k, v in ev.constraints.items()},
         "versions": versions(),
         "synthetic_file": "synthetic.csv",
+        "report": report_data,
     }
 
 
@@ -184,7 +207,8 @@ def write_split(ctx: Context) -> Path:
     return path
 
 
-def _export(ctx: Context, best: optuna.trial.FrozenTrial, folder: Path) -> Path:
+def _export(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
+            folder: Path) -> Path:
     ev = _recreate(ctx, best)
     staging = folder.with_name(f".{folder.name}.partial-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
@@ -192,10 +216,17 @@ def _export(ctx: Context, best: optuna.trial.FrozenTrial, folder: Path) -> Path:
     try:
         ev.synthetic.to_csv(staging / "synthetic.csv", index=False)
         figures = _figures(ev, ctx, staging)
+        frame = trials_frame(study)
+        report_data = {
+            "rows": report.measure_rows(ev, ctx.cfg.risk, ctx.cfg.utility.metric),
+            "trials_run": len(frame),
+            "trials_feasible": int(frame["feasible"].sum()) if len(frame) else 0,
+            "utility": _utility(ev, ctx, staging, figures), "figures": figures,
+        }
         digest = sha256_file(staging / "synthetic.csv")
-        (staging / "manifest.json").write_text(
-            json.dumps(manifest(ev, ctx, best, digest), indent=2, default=str))
-        report.write(staging, ev, ctx, best.number, figures)
+        content = manifest(ev, ctx, best, digest, report_data)
+        (staging / "manifest.json").write_text(json.dumps(content, indent=2, default=str))
+        report.write(staging, json.loads(json.dumps(content, default=str)))
         write_split(ctx)
         old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
         if folder.exists():

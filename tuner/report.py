@@ -1,61 +1,154 @@
-"""The release's report for a disclosure-review board (``release/report.md``).
+"""The release's report for a disclosure-review board: ``report.md`` and ``report.html``.
 
-Every enabled measure of :data:`tuner.measures.MEASURES` contributes its rows (value, limit,
-one sentence of what it means); the constraints follow with whether each passed. No real
-record is ever written here.
+Both are rendered from ``manifest.json`` and the figures beside it, nothing else, so
+``risk-tuner report DIR --write`` can make them again without the confidential data. Every
+enabled measure of :data:`tuner.measures.MEASURES` contributes its rows (value, limit, one
+sentence of what it means); the constraints follow with whether each passed; then the utility
+breakdown and the caveats. The HTML page embeds its figures, so it can be mailed alone. No real
+record is ever written here (a test scans every file the tuner writes).
 """
 
 from __future__ import annotations
 
+import base64
+import html
 import json
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from tuner import measures
-from tuner.context import Context
 from tuner.evaluation import Evaluation
 
+CAVEATS = (
+    "The measures are empirical: they test the attacks named above on this release, against "
+    "these training and holdout records. They do not bound what every possible intruder can do "
+    "(that is what differential privacy offers, and none is claimed here).",
+    "Membership disclosure M assumes the intruder holds a target's quasi-identifiers exactly as "
+    "recorded; linkage with other data or knowledge of rare values is not modelled.",
+    "Attribute disclosure covers the configured keys and targets only; other combinations of "
+    "known and sensitive variables have not been measured.",
+    "Exact copies and replicated uniques compare whole records; a record that differs only in a "
+    "column the intruder does not need can still identify a person.",
+    "The synthesiser's model is not released (it holds training values). Keep `split.json` "
+    "(which records were in training) confidential: with it, membership is no longer a guess.",
+)
 
-def measure_rows(ev: Evaluation, ctx: Context) -> pd.DataFrame:
+
+def measure_rows(ev: Evaluation, risk_options: Any, utility_metric: str) -> list[dict[str, str]]:
     """One row per reported number, from the registry's report functions."""
-    rows = [measures.ReportRow(f"utility U ({ctx.cfg.utility.metric})", f"{ev.utility:.4f}", "",
-                               "1 is a perfect copy of the training data's distributions."),
+    rows = [measures.ReportRow(f"utility U ({utility_metric})", f"{ev.utility:.4f}", "",
+                               "1: the release reproduces the training data's distributions."),
             measures.ReportRow("risk-utility loss", f"{ev.loss.loss:.4f}", "",
                                "-w(M) U, minimised by the study (El Emam et al. 2022).")]
     for name, outcome in ev.outcomes.items():
         spec = measures.MEASURES[name]
-        if spec.report is None:
-            continue
-        for label, result in outcome.results.items():
-            rows += spec.report(label, result, ctx.cfg.risk)
-    return pd.DataFrame([r.__dict__ for r in rows])
+        if spec.report is not None:
+            for label, result in outcome.results.items():
+                rows += spec.report(label, result, risk_options)
+    return [dict(r.__dict__) for r in rows]
 
 
-def markdown(ev: Evaluation, ctx: Context, trial: int, figures: dict[str, str]) -> str:
-    """The report's Markdown text."""
-    cfg = ctx.cfg
-    constraints = pd.DataFrame(
-        [{"constraint (feasible when <= 0)": k, "value": f"{v:+.4f}",
-          "passed": "yes" if v <= 0 else "NO"} for k, v in ev.constraints.items()])
-    lines = [
-        f"# Release candidate: {ev.synthesizer} (trial {trial})", "",
-        f"Study `{cfg.study.name}`; data fingerprint `{ctx.fingerprint[:16]}...`; "
-        f"{len(ctx.split.train)} training and {len(ctx.split.holdout)} holdout records; "
-        f"population size N = {cfg.data.population_size}.", "",
-        measure_rows(ev, ctx).to_markdown(index=False), "",
-        constraints.to_markdown(index=False), "",
-        "Parameters: `" + json.dumps(ev.params, default=str) + f"`, seed {ev.seed}.", "",
-        "The synthetic data are in this folder; the model is not (it holds real values); the "
-        "release is re-creatable from the parameters and seed by the custodian.", "",
+def _blocks(m: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The report as a list of (kind, content): h1, h2, p, table (DataFrame), img (file)."""
+    r, trial = m["report"], m["trial"]
+    mem = m["membership"]
+    out: list[tuple[str, Any]] = [
+        ("h1", f"Release of study {m['study']!r}: {m['synthesizer']} (trial {trial})"),
+        ("table", pd.DataFrame([
+            ("created (UTC)", m["created_utc"]),
+            ("SHA-256 of synthetic.csv", m["synthetic_sha256"]),
+            ("released records", m["gate"]["released_records"]),
+            ("data", f"fingerprint {m['data']['fingerprint_sha256'][:16]}..., "
+                     f"{m['data']['rows']} records, population N = "
+                     f"{m['data']['population_size']} ({m['data']['population_note']})"),
+            ("split", f"{m['split']['n_train']} training / {m['split']['n_holdout']} holdout"),
+            ("study", f"{r['trials_run']} trials run, {r['trials_feasible']} feasible"),
+            ("synthesiser", f"{m['synthesizer']}, parameters {json.dumps(m['params'])}, seed "
+                            f"{m['seeds']['trial']}, {m['threads']} thread(s), {m['device']}"),
+            ("config SHA-256", m["config_sha256"]),
+        ], columns=["", "value"])),
+        ("h2", "Decision: every constraint"),
+        ("table", pd.DataFrame([{"constraint (passes when <= 0)": k,
+                                 "value": f"{v['value']:+.4f}",
+                                 "passed": "yes" if v["passed"] else "NO"}
+                                for k, v in m["constraints"].items()])),
+        ("h2", "Risk measures"),
+        ("table", pd.DataFrame(r["rows"])),
     ]
-    for title, name in figures.items():
-        lines += [f"## {title}", "", f"![{title}]({name})", ""]
-    return "\n".join(lines)
+    if not mem.get("can_bind", True):
+        out.append(("p", f"**M cannot bind here.** {mem['warning']} The gate's measures "
+                         "(copies, distance to closest record, replicated uniques) decide."))
+    out.append(("p", f"Members expected per attack set of M: {mem['expected_members']:.1f} "
+                     f"(t = {mem['sampling_fraction']:.4f}). {m['gate']['removed_records']} "
+                     "synthetic records equal to a record unique in the training data were "
+                     f"removed before scoring (policy: {m['gate']['replicated_uniques']})."))
+    u = r.get("utility")
+    if u:
+        out += [("h2", "Utility"),
+                ("p", f"SDMetrics Quality Report {u['score']:.4f}: " + ", ".join(
+                    f"{k} {v:.4f}" for k, v in u["properties"].items()) + ". The weakest "
+                    "column pairs: " + ", ".join(
+                    f"{k} {v:.3f}" for k, v in sorted(u["pairs"].items(),
+                                                      key=lambda kv: kv[1])[:5]) + ".")]
+    for title, name in r["figures"].items():
+        out += [("h2", title), ("img", name)]
+    out += [("h2", "Caveats: what these measures do not cover"),
+            *[("li", c) for c in CAVEATS]]
+    return out
 
 
-def write(folder: Path, ev: Evaluation, ctx: Context, trial: int,
-          figures: dict[str, str]) -> Path:
-    path = folder / "report.md"
-    path.write_text(markdown(ev, ctx, trial, figures))
-    return path
+def markdown(m: dict[str, Any]) -> str:
+    lines: list[str] = []
+    for kind, content in _blocks(m):
+        if kind == "h1":
+            lines += [f"# {content}", ""]
+        elif kind == "h2":
+            lines += [f"## {content}", ""]
+        elif kind == "table":
+            lines += [content.to_markdown(index=False), ""]
+        elif kind == "img":
+            lines += [f"![{content}]({content})", ""]
+        elif kind == "li":
+            lines.append(f"- {content}")
+        else:
+            lines += [content, ""]
+    return "\n".join(lines) + "\n"
+
+
+def _inline(text: str) -> str:
+    parts = html.escape(text).split("**")
+    return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
+
+
+def page(m: dict[str, Any], folder: Path) -> str:
+    """A self-contained HTML page: figures embedded as data URIs."""
+    body: list[str] = []
+    for kind, content in _blocks(m):
+        if kind in ("h1", "h2"):
+            body.append(f"<{kind}>{html.escape(content)}</{kind}>")
+        elif kind == "table":
+            body.append(content.to_html(index=False, escape=True, border=0))
+        elif kind == "img":
+            data = base64.b64encode((folder / content).read_bytes()).decode()
+            body.append(f'<img alt="{html.escape(content)}" src="data:image/png;base64,{data}">')
+        elif kind == "li":
+            body.append(f"<ul><li>{_inline(content)}</li></ul>")
+        else:
+            body.append(f"<p>{_inline(content)}</p>")
+    style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;line-height:1.4}"
+             "table{border-collapse:collapse;margin:1em 0;font-size:90%}"
+             "td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top;text-align:left}"
+             "img{max-width:100%}")
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>"
+            f"{html.escape(m['study'])} release</title><style>{style}</style></head><body>"
+            + "\n".join(body) + "</body></html>\n")
+
+
+def write(folder: Path, m: dict[str, Any]) -> list[Path]:
+    """``report.md`` and ``report.html`` in ``folder`` (which holds the manifest's figures)."""
+    md, page_path = folder / "report.md", folder / "report.html"
+    md.write_text(markdown(m))
+    page_path.write_text(page(m, folder))
+    return [md, page_path]

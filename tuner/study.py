@@ -97,6 +97,7 @@ def _finish_parent(tracker: Tracker, parent: str, study: optuna.Study, cfg: Conf
         tracker.log_figure(parent, "risk_utility.png",
                            plots.risk_utility(complete, threshold=cfg.risk.m_threshold))
         tracker.log_figure(parent, "optimization_history.png", plots.history(complete))
+        tracker.log_table(parent, "trials.json", frame)
     best = best_feasible(study)
     tracker.log(parent, metrics={
         "trials_finished": len(frame), "trials_complete": len(complete),

@@ -22,8 +22,16 @@ from matplotlib.figure import Figure
 
 from tuner.budget import pid_alive
 
+RELEASED_TAG = "released"
+# MLflow 3 opens an experiment in its GenAI view unless told it holds model development runs
+EXPERIMENT_TAGS = {"mlflow.experimentKind": "custom_model_development"}
 HOST_TAG = "risk_tuner.host"
 PID_TAG = "risk_tuner.pid"
+
+
+def local_uri(output: Path) -> str:
+    """The study's own MLflow store in its output folder (the default)."""
+    return f"sqlite:///{(output / 'mlflow.db').resolve()}"
 
 
 def ui_command(uri: str, output: Path) -> str:
@@ -46,10 +54,30 @@ class Tracker:
             artifacts = (output / "mlartifacts").resolve()
             artifacts.mkdir(parents=True, exist_ok=True)
             self.experiment_id = self.client.create_experiment(
-                experiment, artifact_location=artifacts.as_uri()
-            )
+                experiment, artifact_location=artifacts.as_uri(), tags=EXPERIMENT_TAGS)
+            if uri == local_uri(output):
+                self._drop_empty_default()
         else:
             self.experiment_id = found.experiment_id
+
+    def _drop_empty_default(self) -> None:
+        """MLflow creates a "Default" experiment in every new store; in the study's own store an
+        empty one only confuses (the UI opens on it), so it is deleted (MLflow keeps id 0)."""
+        default = self.client.get_experiment("0")
+        if default.lifecycle_stage == "active" and not self.client.search_runs(["0"],
+                                                                               max_results=1):
+            self.client.delete_experiment("0")
+
+    def mark_released(self, run_id: str) -> None:
+        """Tag ``run_id`` ``released = true`` and every other run of the study ``false``."""
+        for run in self.client.search_runs([self.experiment_id], "tags.released = 'true'",
+                                           max_results=1000):
+            if run.info.run_id != run_id:
+                self.client.set_tag(run.info.run_id, RELEASED_TAG, "false")
+        self.client.set_tag(run_id, RELEASED_TAG, "true")
+
+    def log_table(self, run_id: str, name: str, frame: Any) -> None:
+        self.client.log_table(run_id, data=frame, artifact_file=name)
 
     def _owner_tags(self) -> dict[str, str]:
         return {HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from sklearn.compose import ColumnTransformer
@@ -14,14 +16,34 @@ import risk
 from tuner.data import metadata_for, sdtype
 
 
-def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame) -> float:
-    """SDMetrics' single-table Quality Report overall score (column shapes and pair trends)."""
+def _quality(real: pd.DataFrame, synthetic: pd.DataFrame) -> Any:
     from sdmetrics.reports.single_table import QualityReport
 
     report = QualityReport()
     meta = metadata_for(real).to_dict()["tables"]
     report.generate(real, synthetic, next(iter(meta.values())), verbose=False)
-    return float(report.get_score())
+    return report
+
+
+def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame) -> float:
+    """SDMetrics' single-table Quality Report overall score (column shapes and pair trends)."""
+    return float(_quality(real, synthetic).get_score())
+
+
+def quality_breakdown(real: pd.DataFrame, synthetic: pd.DataFrame) -> dict[str, Any]:
+    """The Quality Report's score, its two properties, each column's shape score and each
+    column pair's trend score (scores only: no value of the data)."""
+    report = _quality(real, synthetic)
+    props = report.get_properties()
+    shapes = report.get_details("Column Shapes")
+    pairs = report.get_details("Column Pair Trends")
+    return {
+        "score": float(report.get_score()),
+        "properties": {str(r.Property): float(r.Score) for r in props.itertuples()},
+        "columns": {str(r.Column): float(r.Score) for r in shapes.itertuples()},
+        "pairs": {f"{a} ~ {b}": float(sc) for a, b, sc in
+                  zip(pairs["Column 1"], pairs["Column 2"], pairs["Score"], strict=True)},
+    }
 
 
 def hellinger(real: pd.DataFrame, synthetic: pd.DataFrame, *, bins: int = 20) -> float:
@@ -71,4 +93,4 @@ def efficacy(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.DataFrame
     return float(np.clip(score_trained_on(synthetic) / real_score, 0.0, 1.0))
 
 
-__all__ = ["efficacy", "hellinger", "quality_report"]
+__all__ = ["efficacy", "hellinger", "quality_breakdown", "quality_report"]

@@ -1,0 +1,173 @@
+"""The tuner's Python API; the ``risk-tuner`` command is a thin layer over it.
+
+>>> import tuner
+>>> study = tuner.tune("study.toml", trials=20)        # or a dict shaped like the TOML
+>>> study.trials_frame()                                 # one row per trial, released marked
+>>> study.released_trial, study.release_folder
+>>> again = tuner.load("runs/adult")                    # from the output folder alone
+
+``load`` needs only the output folder (``run.json``, the Optuna storage, the release's
+manifest): reading the trials and writing the report again need no access to the
+confidential data; ``release()`` does (it re-creates the synthetic data from the trial).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import optuna
+import pandas as pd
+
+from tuner import config as config_module
+from tuner import report
+from tuner.config import Config, ConfigError
+from tuner.context import prepare
+from tuner.release import RELEASED_ATTR, NoFeasibleTrial, export
+from tuner.storage import storage
+from tuner.study import run_study
+from tuner.trials import best_feasible, trials_frame
+
+RUN_FILE = "run.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class TunedStudy:
+    """A study's output folder: its trials, its release, and how to make them again."""
+
+    output: Path
+    name: str
+    storage_url: str
+    mlflow_uri: str
+    config_source: str | None
+    config_dict: dict[str, Any] | None = None
+
+    @property
+    def optuna_study(self) -> optuna.Study:
+        return optuna.load_study(study_name=self.name, storage=storage(self.storage_url))
+
+    @property
+    def released_trial(self) -> int | None:
+        """Number of the trial whose data are in ``release/`` (``None`` before a release)."""
+        value = self.optuna_study.user_attrs.get(RELEASED_ATTR)
+        return None if value is None else int(value)
+
+    @property
+    def release_folder(self) -> Path | None:
+        folder = self.output / "release"
+        return folder if (folder / "manifest.json").exists() else None
+
+    def trials_frame(self) -> pd.DataFrame:
+        """One row per finished trial; ``released`` marks the released one."""
+        study = self.optuna_study
+        frame = trials_frame(study)
+        released = study.user_attrs.get(RELEASED_ATTR)
+        if len(frame):
+            frame.insert(1, "released", frame["number"] == released)
+        return frame
+
+    def best_feasible(self) -> optuna.trial.FrozenTrial | None:
+        return best_feasible(self.optuna_study)
+
+    def manifest(self) -> dict[str, Any] | None:
+        folder = self.release_folder
+        return None if folder is None else json.loads((folder / "manifest.json").read_text())
+
+    def write_report(self) -> list[Path]:
+        """``report.md`` and ``report.html`` again, from the manifest (no data needed)."""
+        m = self.manifest()
+        if m is None:
+            raise FileNotFoundError(f"{self.output / 'release'} holds no release "
+                                    "(manifest.json); run `risk-tuner release` first")
+        if "report" not in m:
+            raise ValueError(f"{self.output / 'release' / 'manifest.json'} was written by an "
+                             "older version without report data; run `risk-tuner release` "
+                             "again to re-create it")
+        assert self.release_folder is not None
+        return report.write(self.release_folder, m)
+
+    def config(self) -> Config:
+        source = self.config_source or self.config_dict
+        if not source:
+            raise ConfigError(f"{self.output / RUN_FILE} names no config")
+        return load_config(source, output=self.output)
+
+    def release(self, folder: Path | None = None) -> Path:
+        """Re-create the best feasible trial's data (reads the data) and export it."""
+        ctx = prepare(self.config())
+        return export(ctx, self.optuna_study, folder)
+
+
+def load_config(source: str | Path | Mapping[str, Any] | None, **overrides: Any) -> Config:
+    """A config from a TOML path, a dict shaped like the TOML (paths relative to the current
+    folder), or ``None`` for the embedded demo; with ``[study]`` overrides."""
+    from importlib import resources
+
+    if source is None:
+        with resources.as_file(resources.files("tuner") / "demo.toml") as demo:
+            cfg = config_module.load(demo)
+    elif isinstance(source, Mapping):
+        raw = json.loads(json.dumps(dict(source), default=str))
+        raw.setdefault("data", {})
+        if isinstance(raw["data"], dict) and isinstance(raw["data"].get("path"), str) and \
+                not raw["data"]["path"].startswith("builtin:"):
+            raw["data"]["path"] = str(Path(raw["data"]["path"]).resolve())
+        cfg = dataclasses.replace(config_module.parse(raw, base=Path.cwd()), raw=raw)
+    else:
+        cfg = config_module.load(Path(source))
+    return config_module.with_overrides(cfg, **overrides)
+
+
+def _save_run_file(cfg: Config, storage_url: str, mlflow_uri: str) -> None:
+    info = {"config": str(cfg.source) if cfg.source else None, "config_dict": cfg.raw,
+            "study": cfg.study.name,
+            "storage": storage_url, "mlflow_uri": mlflow_uri,
+            "overrides": {"output": str(cfg.study.output.resolve()),
+                          "n_trials": cfg.study.n_trials}}
+    (cfg.study.output / RUN_FILE).write_text(json.dumps(info, indent=2))
+
+
+def load(output: str | Path) -> TunedStudy:
+    """The study in ``output`` (a folder written by :func:`tune` or ``risk-tuner run``)."""
+    folder = Path(output)
+    run_file = folder / RUN_FILE
+    if not run_file.exists():
+        raise FileNotFoundError(f"{run_file} not found: is {str(folder)!r} an output folder of "
+                                "`risk-tuner run` or `risk-tuner demo`?")
+    info = json.loads(run_file.read_text())
+    resolved = Path(info["overrides"]["output"])
+    return TunedStudy(
+        output=resolved, name=info["study"],
+        storage_url=info.get("storage") or f"sqlite:///{resolved / 'study.db'}",
+        mlflow_uri=info.get("mlflow_uri") or f"sqlite:///{resolved / 'mlflow.db'}",
+        config_source=info.get("config"), config_dict=info.get("config_dict"))
+
+
+def start(cfg: Config, *, progress: bool = False) -> tuple[TunedStudy, Any]:
+    """Prepare and run (or resume) the study of ``cfg``; return it and its context."""
+    ctx = prepare(cfg)
+    _save_run_file(cfg, ctx.storage_url, ctx.mlflow_uri)
+    run_study(ctx, progress=progress)
+    return load(cfg.study.output), ctx
+
+
+def tune(config: str | Path | Mapping[str, Any] | None, *, output: str | Path | None = None,
+         trials: int | None = None, workers: int | None = None,
+         progress: bool = False) -> TunedStudy:
+    """Run (or resume) a study and export its release when a trial passed every constraint.
+
+    ``config`` is a TOML path, a dict shaped like the TOML, or ``None`` for the demo. Without a
+    feasible trial the study is returned with ``released_trial`` ``None``; ``release()`` then
+    raises :class:`tuner.release.NoFeasibleTrial` saying which constraint failed how often.
+    """
+    cfg = load_config(config, output=Path(output) if output is not None else None,
+                      n_trials=trials, workers=workers)
+    study, ctx = start(cfg, progress=progress)
+    try:
+        export(ctx, study.optuna_study)
+    except NoFeasibleTrial:
+        pass
+    return study
