@@ -99,7 +99,8 @@ def _check_usable(synthetic: pd.DataFrame, train: pd.DataFrame) -> pd.DataFrame:
     return synthetic
 
 
-def _utility(cfg: Config, split: Split, synthetic: pd.DataFrame, seed: int) -> float:
+def utility_score(cfg: Config, split: Split, synthetic: pd.DataFrame, seed: int) -> float:
+    """U of ``synthetic`` by the configured utility metric (DESIGN 7)."""
     metric = cfg.utility.metric
     if metric == "quality_report":
         return util.quality_report(split.train, synthetic)
@@ -122,7 +123,7 @@ def score(cfg: Config, split: Split, synthetic: pd.DataFrame, *, seed: int) -> d
         raise UnusableSynthesis(f"every synthetic record ({removed}) copies a record unique in "
                                 "the training data; the gate removed them all")
     start = time.perf_counter()
-    utility = float(np.clip(_utility(cfg, split, synthetic, seed), 0.0, 1.0))
+    utility = float(np.clip(utility_score(cfg, split, synthetic, seed), 0.0, 1.0))
     utility_seconds = time.perf_counter() - start
     start = time.perf_counter()
     inputs = measures.Inputs(

@@ -1,0 +1,104 @@
+"""Where a trial's time goes: fit, sample, utility and every risk measure, per synthesiser.
+
+A trial on 20,000 Adult training rows (holdout: 20,000 other Adult people; N = 48,842) with
+every default constraint of the study switched on (M, exact copies, DCR, CAP and synthpop's
+measures, k-NN attribute inference on ``income`` from six keys). Each measure is timed on its
+own (median of ``--repeats`` runs on the same synthetic data), so the shares are measured side
+by side in one run. Run from the repository root with ../shared/data present:
+
+    python -m experiments.benchmarks.bench_trial [--synthesizers gaussian_copula cart]
+
+Writes its table to its block of ``experiments/benchmarks/RESULTS.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+import warnings
+from pathlib import Path
+
+import pandas as pd
+
+from experiments.datasets import read_adult
+from experiments.reporting import markdown_table, write_section
+from tuner import config, measures
+from tuner.context import prepare
+from tuner.evaluation import utility_score
+from tuner.measures.gate import remove_replicated_uniques
+from tuner.synthesizers import synthesize
+
+KEYS = ["age", "sex", "race", "marital_status", "education", "native_country"]
+PARAMS = {"gaussian_copula": {"default_distribution": "norm"},
+          "cart": {"min_samples_leaf": 5, "max_depth": 0, "visit_order": "original",
+                   "smoothing": False},
+          "ctgan": {"epochs": 5, "batch_size": 500, "pac": 10, "generator_dim": "128x128",
+                    "discriminator_dim": "128x128", "generator_lr": 2e-4,
+                    "discriminator_lr": 2e-4, "embedding_dim": 128}}
+
+
+def _median_seconds(fn, repeats: int) -> float:  # noqa: ANN001
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--synthesizers", nargs="+", default=["gaussian_copula", "cart"])
+    parser.add_argument("--rows", type=int, default=20_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--output", type=Path, default=Path(__file__).with_name("RESULTS.md"))
+    args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore")
+    adult = read_adult().sample(2 * args.rows, random_state=0).reset_index(drop=True)
+    cfg = config.parse({
+        "data": {"path": "adult", "population_size": 48_842},
+        "study": {"output": "/tmp/bench-trial"},
+        "risk": {"cap_keys": KEYS, "cap_targets": ["income"], "inference_targets": ["income"]},
+    }, base=Path.cwd())
+    ctx = prepare(cfg, adult)
+    rows = []
+    for name in args.synthesizers:
+        syn = synthesize(name, PARAMS[name], ctx.split.train, seed=1)
+        kept, removed = remove_replicated_uniques(ctx.split.train, syn.synthetic,
+                                                  cfg.risk.replicated_uniques)
+        inputs = measures.Inputs(train=ctx.split.train, holdout=ctx.split.holdout,
+                                 synthetic=kept, options=cfg.risk, population_size=48_842,
+                                 quasi_identifiers=None, seed=1, removed_rows=removed,
+                                 sampled=syn.synthetic)
+        parts = {"fit": syn.fit_seconds, "sample": syn.sample_seconds,
+                 "utility (Quality Report)": _median_seconds(
+                     lambda k=kept: utility_score(cfg, ctx.split, k, 1), args.repeats)}
+        for spec in measures.enabled(cfg.risk):
+            parts[spec.name] = _median_seconds(lambda s=spec, i=inputs: s.compute(i),
+                                               args.repeats)
+        total = sum(parts.values())
+        measured = total - parts["fit"] - parts["sample"]
+        for part, seconds in parts.items():
+            rows.append({"synthesizer": name, "part": part, "seconds": seconds,
+                         "share of trial": seconds / total})
+        rows.append({"synthesizer": name, "part": "risk + utility", "seconds": measured,
+                     "share of trial": measured / total})
+        print(f"{name}: risk + utility {measured:.2f} s of {total:.2f} s "
+              f"({measured / total:.0%})")
+    table = markdown_table(pd.DataFrame(rows), floatfmt=".3f")
+    write_section(args.output, "bench_trial", "\n".join([
+        f"## Where a trial's time goes ({args.rows:,} Adult training rows, every default "
+        "constraint on)", "",
+        f"Machine: {platform.machine()}, Python {platform.python_version()}, 2 cores, load "
+        f"average {os.getloadavg()[0]:.1f} at the end (other jobs ran beside it: the shares, "
+        "measured side by side, are what to read); command: "
+        "`python -m experiments.benchmarks.bench_trial`; fit and sample once, every other part "
+        f"the median of {args.repeats} runs on the same synthetic data.", "", table]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
