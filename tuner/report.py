@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -90,8 +91,9 @@ def _blocks(m: dict[str, Any]) -> list[tuple[str, Any]]:
                 ("p", f"SDMetrics Quality Report {u['score']:.4f}: " + ", ".join(
                     f"{k} {v:.4f}" for k, v in u["properties"].items()) + ". The weakest "
                     "column pairs: " + ", ".join(
-                    f"{k} {v:.3f}" for k, v in sorted(u["pairs"].items(),
-                                                      key=lambda kv: kv[1])[:5]) + ".")]
+                    f"{k} {v:.3f}" for k, v in sorted(
+                        ((k, v) for k, v in u["pairs"].items() if math.isfinite(v)),
+                        key=lambda kv: kv[1])[:5]) + ".")]
     for title, name in r["figures"].items():
         out += [("h2", title), ("img", name)]
     out += [("h2", "Caveats: what these measures do not cover"),

@@ -41,8 +41,10 @@ def quality_breakdown(real: pd.DataFrame, synthetic: pd.DataFrame) -> dict[str, 
         "score": float(report.get_score()),
         "properties": {str(r.Property): float(r.Score) for r in props.itertuples()},
         "columns": {str(r.Column): float(r.Score) for r in shapes.itertuples()},
+        # SDMetrics leaves a pair's score NaN where its metric does not apply: left out
         "pairs": {f"{a} ~ {b}": float(sc) for a, b, sc in
-                  zip(pairs["Column 1"], pairs["Column 2"], pairs["Score"], strict=True)},
+                  zip(pairs["Column 1"], pairs["Column 2"], pairs["Score"], strict=True)
+                  if np.isfinite(sc)},
     }
 
 
