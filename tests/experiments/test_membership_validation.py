@@ -64,12 +64,29 @@ def test_ground_truth_attack_holds_members_in_proportion():
     # synthetic = 100 members' records: precision is the members' share among those who match;
     # a draw that over- or under-sampled members would move the mean F1 off the full attack's
     synthetic = population[:100]
-    mean, _ = validate.ground_truth(population, members, synthetic, quasi_identifiers=None,
-                                    attack_size=2000, repeats=200, seed=3)
+    mean, sd = validate.ground_truth(population, members, synthetic, quasi_identifiers=None,
+                                     attack_size=2000, repeats=1000, seed=3)
     full, _ = validate.ground_truth(population, members, synthetic, quasi_identifiers=None,
                                     attack_size=4000, repeats=1, seed=0)
     assert 0.05 < full[0] < 0.95
     assert mean[0] == pytest.approx(full[0], abs=0.01)
+    # the spread is that of 2,000 people drawn without replacement from 4,000, drawn here
+    # person by person: an attack on everyone would have none, draws with replacement about
+    # 40% more (standard error of each s.d. about 2%)
+    matched = population["q"].isin(set(synthetic["q"])).to_numpy()
+    rng = np.random.default_rng(7)
+    f1 = []
+    for _ in range(1000):
+        drawn = rng.choice(4000, 2000, replace=False)
+        tp = int(np.sum(matched[drawn] & members[drawn]))
+        precision = tp / int(np.sum(matched[drawn]))
+        recall = tp / int(np.sum(members[drawn]))
+        f1.append(2 * precision * recall / (precision + recall))
+    assert np.mean(f1) == pytest.approx(mean[0], abs=0.005)
+    assert sd[0] == pytest.approx(np.std(f1, ddof=1), rel=0.12)
+    other, _ = validate.ground_truth(population, members, synthetic, quasi_identifiers=None,
+                                     attack_size=2000, repeats=1000, seed=4)
+    assert other[0] != mean[0]  # the seed drives the draws
 
 
 def test_options_reject_bad_values():

@@ -69,6 +69,9 @@ def test_unmatched_keys_count_zero_in_v1_only():
     assert res.disco_over_dis == pytest.approx(2 / 3)
     per = risk.cap_per_record(orig, syn, keys="k", target="t", unmatched=np.nan)
     assert per.isna().tolist() == [False, False, False, True]
+    only = res.per_set[0]
+    assert only.n_matched == 3 and only.matched_share == pytest.approx(3 / 4)
+    assert only.n_synthetic == 3
 
 
 def _slow_cap(orig, syn, keys, target, nearest=False):
@@ -171,10 +174,14 @@ def test_multiple_sets_are_averaged():
     orig, syn = load_acs()
     keys = ["SEX", "RACE", "MAR"]
     res = risk.cap(orig, syn, keys=keys, target="DIS")
-    singles = [risk.cap(orig, s, keys=keys, target="DIS").cap_v1 for s in syn]
+    singles = [risk.cap(orig, s, keys=keys, target="DIS") for s in syn]
     assert res.n_sets == 3
-    assert res.cap_v1 == pytest.approx(np.mean(singles))
-    assert [r.cap_v1 for r in res.per_set] == pytest.approx(singles)
+    for name in ("cap_v1", "cap_v2", "disco", "disco_over_dis", "protection_v1",
+                 "protection_v2"):
+        values = [getattr(r, name) for r in singles]
+        assert len(set(values)) > 1, name  # the three sets differ, so the mean is a mean
+        assert getattr(res, name) == pytest.approx(np.mean(values)), name
+        assert [getattr(r, name) for r in res.per_set] == pytest.approx(values), name
 
 
 def test_hu_acs_cap_of_original():
@@ -199,14 +206,23 @@ def test_numeric_target_is_binned():
     assert res.cap_v1 > raw.cap_v1
 
 
-def _slow_aggregates(orig, syn, keys, target):
-    """Every CAP summary by loops over records, straight from the definitions (DESIGN 4)."""
+def _slow_aggregates(orig, syn, keys, target, nearest=False):
+    """Every CAP summary by loops over records, straight from the definitions (DESIGN 4).
+
+    With ``nearest``, the synthetic records at the smallest Hamming distance on the keys take
+    the place of the exact key matches (the summaries of the original itself stay exact).
+    """
     n = len(orig)
     rows_o = [(tuple(orig[keys].iloc[i]), orig[target].iloc[i]) for i in range(n)]
     rows_s = [(tuple(syn[keys].iloc[j]), syn[target].iloc[j]) for j in range(len(syn))]
+
+    def hamming(a, b):
+        return sum(x != y for x, y in zip(a, b, strict=True))
+
     caps, matched, disclosive, single = [], [], [], []
     for key, t in rows_o:
-        pool = [tt for kk, tt in rows_s if kk == key]
+        best = min(hamming(key, kk) for kk, _ in rows_s) if nearest else 0
+        pool = [tt for kk, tt in rows_s if hamming(key, kk) == best]
         caps.append(sum(tt == t for tt in pool) / len(pool) if pool else 0.0)
         matched.append(bool(pool))
         disclosive.append(bool(pool) and all(tt == t for tt in pool))
@@ -226,17 +242,30 @@ def _slow_aggregates(orig, syn, keys, target):
         baseline=sum((targets.count(v) / n) ** 2 for v in set(targets)),
         lower_bound_v1=min(cells.values()) / n,
         lower_bound_v2=min(c / key_n[k] for (k, _), c in cells.items()),
+        matched_share=sum(matched) / n,
     )
 
 
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10**6), n_o=st.integers(1, 25), n_s=st.integers(1, 25),
-       card=st.integers(1, 3))
-def test_vectorised_summaries_equal_slow_loop(seed, n_o, n_s, card):
+       n_h=st.integers(1, 25), card=st.integers(1, 3), nearest=st.booleans())
+def test_vectorised_summaries_equal_slow_loop(seed, n_o, n_s, n_h, card, nearest):
     orig, syn = _random_pair(seed, n_o, n_s, card)
-    res = risk.cap(orig, syn, keys=["k0", "k1"], target="t")
-    for name, value in _slow_aggregates(orig, syn, ["k0", "k1"], "t").items():
+    holdout, _ = _random_pair(seed + 1, n_h, 1, card)
+    keys = ["k0", "k1"]
+    res = risk.cap(orig, syn, keys=keys, target="t", holdout=holdout,
+                   matching="nearest" if nearest else "exact")
+    want = _slow_aggregates(orig, syn, keys, "t", nearest)
+    matched_share = want.pop("matched_share")
+    for name, value in want.items():
         assert getattr(res, name) == pytest.approx(value), name
+    assert res.per_set[0].matched_share == pytest.approx(matched_share)
+    # the holdout's records against the same synthetic data, and what membership adds
+    hold = _slow_aggregates(holdout, syn, keys, "t", nearest)
+    for v in ("v1", "v2"):
+        assert getattr(res, f"holdout_cap_{v}") == pytest.approx(hold[f"cap_{v}"]), v
+        assert getattr(res, f"difference_{v}") == pytest.approx(
+            want[f"cap_{v}"] - hold[f"cap_{v}"]), v
 
 
 def test_numeric_bins_are_fitted_on_the_original_alone():

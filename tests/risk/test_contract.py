@@ -50,7 +50,9 @@ def test_result_is_frozen_flat_and_inputs_untouched(name):
     flat = res.to_dict()
     assert flat and all(isinstance(v, (float, str)) for v in flat.values())
     json.dumps({k: v for k, v in flat.items() if not (isinstance(v, float) and math.isnan(v))})
-    assert all(math.isfinite(v) for v in res.metrics().values())
+    # metrics() is every finite float of to_dict(), no more (a logger refuses NaN) and no less
+    finite = {k: v for k, v in flat.items() if isinstance(v, float) and math.isfinite(v)}
+    assert res.metrics() == finite and len(finite) >= len(flat) // 2
 
 
 @pytest.mark.parametrize("name", CALLS)

@@ -39,6 +39,12 @@ def test_hand_made_frames_have_known_counts():
     assert res.replicated_unique_share == pytest.approx(2 / 7)
     assert res.holdout_copies == 1 and res.holdout_unique_copies == 1  # (2, b)
     assert res.holdout_share == pytest.approx(1 / 7)
+    assert res.train_unique_share == pytest.approx(4 / 7)
+    assert res.holdout_unique_share == pytest.approx(1 / 7)
+    # a record twice in the holdout is copied, but not a copy of a holdout-unique record
+    twice = exact_copies(TRAIN, SYNTHETIC, holdout=pd.concat([HOLDOUT, HOLDOUT]))
+    assert (twice.holdout_copies, twice.holdout_unique_copies) == (1, 0)
+    assert twice.holdout_unique_share == 0.0
     assert res.difference == pytest.approx(4 / 7)
     assert (res.n_train, res.n_holdout, res.n_synthetic) == (5, 2, 7)
     assert res.columns == ("n", "c")
@@ -116,6 +122,7 @@ def _slow(train, synthetic, holdout):
         "train_unique_copies": sum(c == 1 for c in in_train),
         "replicated_uniques": sum(c == 1 and u == 1 for c, u in zip(in_train, in_syn, strict=True)),
         "holdout_copies": sum(c > 0 for c in in_hold),
+        "holdout_unique_copies": sum(c == 1 for c in in_hold),
         "train_uniques": sum(sum(same(t, o) for o in tr) == 1 for t in tr),
     }
 
@@ -144,6 +151,16 @@ def test_hash_join_equals_slow_loop(frames):
     want = _slow(train, synthetic, holdout)
     assert {k: getattr(res, k) for k in want} == want
     assert replicated_uniques(train, synthetic).sum() == want["replicated_uniques"]
+    n = len(synthetic)
+    shares = {
+        "train_share": want["train_copies"] / n,
+        "holdout_share": want["holdout_copies"] / n,
+        "difference": (want["train_copies"] - want["holdout_copies"]) / n,
+        "train_unique_share": want["train_unique_copies"] / n,
+        "holdout_unique_share": want["holdout_unique_copies"] / n,
+        "replicated_unique_share": want["replicated_uniques"] / n,
+    }
+    assert {k: getattr(res, k) for k in shares} == pytest.approx(shares)
 
 
 @settings(max_examples=30, deadline=None)

@@ -54,6 +54,10 @@ def test_hand_made_frames_have_known_distances_and_shares():
     assert res.dcr_train.median == pytest.approx(0.15)
     assert res.dcr_holdout.median == pytest.approx(0.2)
     assert res.dcr_train.mean == pytest.approx(np.mean(WANT_TRAIN))
+    # quantiles with linear interpolation (numpy's default, R's type 7)
+    for got, q in zip((res.dcr_train, res.dcr_holdout), (WANT_TRAIN, WANT_HOLDOUT), strict=True):
+        want = np.quantile(q, [0.05, 0.25, 0.5, 0.75, 0.95])
+        assert [got.q05, got.q25, got.median, got.q75, got.q95] == pytest.approx(want)
     assert res.numeric_columns == ("x",) and res.columns == ("x", "c")
     assert (res.n_train, res.n_holdout, res.n_synthetic, res.n_evaluated) == (2, 2, 5, 5)
     assert res.random_state is None and res.max_synthetic is None
@@ -151,6 +155,7 @@ def test_vectorised_distances_equal_slow_loop(patch, frames):
     np.testing.assert_allclose(got.to_numpy(), want, atol=1e-12)
     assert res.share_closer_to_train == pytest.approx(_slow_share(want, 4))
     assert res.n_exact_train == int((want[:, 0] == 0).sum())
+    assert res.share_exact_holdout == pytest.approx(float(np.mean(want[:, 1] == 0)))
 
 
 def test_tree_path_on_numeric_tables_equals_slow_loop():
@@ -195,6 +200,7 @@ def test_copy_of_train_is_near_one_and_independent_draws_near_baseline():
     train, holdout = _continuous(1500, 1), _continuous(1500, 2)
     leak = distance_to_closest_record(train, train.copy(), holdout=holdout)
     assert leak.share_closer_to_train == 1.0 and leak.share_exact_train == 1.0
+    assert leak.share_exact_holdout == 0.0 and leak.dcr_holdout.q05 > 0.0
     assert leak.dcr_train.q95 == 0.0
     safe = distance_to_closest_record(train, _continuous(1500, 3), holdout=holdout)
     assert safe.baseline == 0.5
@@ -263,6 +269,17 @@ def test_subsample_records_its_seed_and_reproduces():
     assert everything.n_evaluated == 500 and everything.random_state is None
 
 
+def test_subsample_is_drawn_without_replacement():
+    # 10 exact copies of train records among 20 synthetic ones: 19 drawn without replacement
+    # hold 9 or 10 copies (drawn with replacement, 19 draws would hold anywhere from 0 to 19)
+    train, holdout = _continuous(50, 1), _continuous(50, 2)
+    synthetic = pd.concat([train.iloc[:10], _continuous(10, 3)], ignore_index=True)
+    for seed in range(10):
+        res = distance_to_closest_record(train, synthetic, holdout=holdout, max_synthetic=19,
+                                         random_state=seed)
+        assert res.n_evaluated == 19 and res.n_exact_train in (9, 10), seed
+
+
 def test_wilson_interval_reference_value():
     # Wilson (1927) score interval for 8 successes in 10 at 95%: [0.4902, 0.9433]
     iv = wilson_interval(8, 10, 0.95)
@@ -278,7 +295,8 @@ def test_result_is_frozen_and_flat():
     assert all(isinstance(v, (float, str)) for v in flat.values())
     assert {"interval_low", "dcr_train_median", "dcr_holdout_q95", "baseline"} <= flat.keys()
     json.dumps(flat)
-    assert all(math.isfinite(v) for v in res.metrics().values())
+    numbers = {k: v for k, v in flat.items() if isinstance(v, float)}
+    assert res.metrics() == numbers and all(map(math.isfinite, numbers.values()))
 
 
 def test_bad_inputs_raise_naming_the_argument():

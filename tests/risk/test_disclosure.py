@@ -190,6 +190,11 @@ def test_one_way_check_flags_a_dominant_level():
     assert res.check1 == "Check  t  level  no"
     two = res.per_set[0].check_2way
     assert two == ()  # no DiSCO cell holds more than 4 records
+    # synthpop flags when both numbers *exceed* the thresholds (nLevelDis 57, PctLevelDis 100)
+    for thresh, flagged in (((56, 99.9), True), ((57, 50), False), ((10, 100), False)):
+        res = disclosure(orig, orig, keys="k", target="t", thresh_1way=thresh)
+        assert (res.per_set[0].check_1way is not None) is flagged, thresh
+        assert (res.check1 != "") is flagged, thresh
 
 
 def test_two_way_check_lists_pairs_behind_big_cells():
@@ -200,6 +205,15 @@ def test_two_way_check_lists_pairs_behind_big_cells():
     assert [(r.target_key_levs, r.npairs, r.key, r.key_target_total, r.key_total)
             for r in rows] == [("z|p", 10, "a", 10, 10)]
     assert res.check2 == "1 pairs need checks"
+    # both thresholds are exceeded, not reached: the DiSCO cell holds 10 records, z is 100%
+    # of key a = p and 55% (11 of 20) of key b = u
+    def flagged(thresh):
+        found = disclosure(orig, orig, keys=["a", "b"], target="t", thresh_2way=thresh)
+        return [r.target_key_levs for r in found.per_set[0].check_2way]
+
+    assert flagged((9, 80)) == ["z|p"] and flagged((10, 80)) == []
+    assert flagged((4, 99.9)) == ["z|p"] and flagged((4, 100)) == []
+    assert flagged((4, 54.9)) == ["z|p", "z|u"] and flagged((4, 55)) == ["z|p"]
 
 
 def test_several_sets_are_averaged():

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import risk
-from risk.identification import match_counts, summarise
+from risk.identification import match_counts
 from tests.data import load_acs, load_ce
 
 KNOWN = ["SEX", "RACE", "MAR"]
@@ -66,8 +66,9 @@ def _slow_counts(orig, rel, exact, near, radius, relative):
 )
 def test_vectorised_counts_equal_slow_loop(n, seed, radius, relative):
     rng = np.random.default_rng(seed)
+    # x includes 0 and negative values: a relative radius is a share of |x|
     orig = pd.DataFrame({"k": rng.integers(0, 3, n), "s": rng.integers(0, 2, n),
-                         "x": rng.integers(1, 8, n).astype(float)})
+                         "x": rng.integers(-4, 8, n).astype(float)})
     rel = orig.copy()
     flip = rng.random(n) < 0.5
     rel.loc[flip, "s"] = rng.integers(0, 2, flip.sum())
@@ -77,11 +78,18 @@ def test_vectorised_counts_equal_slow_loop(n, seed, radius, relative):
                                    relative_radius=relative)
     c, t = _slow_counts(orig, rel, ["k", "s"], ["x"], radius if not relative else radius / 4,
                         relative)
-    expected = summarise(c, t)
+    # Reiter & Mitra's summaries written out (DESIGN 6), not through the library's summarise
+    unique = c == 1
     got = res.per_set[0]
-    assert got.expected_match_risk == pytest.approx(expected.expected_match_risk)
-    assert got.unique_matches == expected.unique_matches
-    assert got.true_unique_matches == expected.true_unique_matches
+    assert got.expected_match_risk == pytest.approx(sum(t[i] / c[i] for i in range(n) if c[i]))
+    assert got.unique_matches == unique.sum()
+    assert got.true_unique_matches == (unique & t).sum()
+    assert got.false_unique_matches == (unique & ~t).sum()
+    assert got.true_match_rate == pytest.approx((unique & t).sum() / n)
+    if unique.any():
+        assert got.false_match_rate == pytest.approx((unique & ~t).sum() / unique.sum())
+    else:
+        assert np.isnan(got.false_match_rate)
 
 
 def test_small_block_size_gives_same_counts(monkeypatch):
@@ -109,6 +117,7 @@ def test_small_block_size_gives_same_counts(monkeypatch):
         np.abs(ce[["Income"]].to_numpy(float)) * 0.2,
     )
     assert np.all(c_big >= c_small) and np.all(t_big >= t_small)
+    assert np.any(c_big > c_small) and np.any(t_big > t_small)  # ... and here it does
 
 
 def test_identical_release_is_fully_identified_when_unique():
@@ -117,6 +126,16 @@ def test_identical_release_is_fully_identified_when_unique():
     assert res.expected_match_risk == pytest.approx(4.0)
     assert res.true_match_rate == pytest.approx(1.0)
     assert res.false_match_rate == pytest.approx(0.0)
+
+
+def test_no_unique_match_gives_nan_false_match_rate():
+    # two targets with the same values: each matches both rows (c = 2), so s = 0 and the
+    # false match rate sum F_i / s is undefined (NaN), not 0
+    orig = pd.DataFrame({"a": [1, 1], "b": [5, 5]})
+    res = risk.identification_risk(orig, orig, known=["a"], synthesized=["b"])
+    assert res.expected_match_risk == pytest.approx(1.0)  # 1/2 + 1/2
+    assert res.true_match_rate == 0.0 and res.unique_matches == 0
+    assert np.isnan(res.false_match_rate)
 
 
 def test_row_count_mismatch_and_overlap_are_errors():

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 from sklearn.tree import DecisionTreeClassifier
 
 import risk
@@ -22,8 +23,13 @@ def test_categorical_target_on_acs_against_direct_sklearn():
     x_s = pd.get_dummies(syn[0][keys].astype(str))
     x_o = pd.get_dummies(orig[keys].astype(str)).reindex(columns=x_s.columns, fill_value=0)
     tree = DecisionTreeClassifier(random_state=0).fit(x_s, syn[0]["DIS"])
+    own = DecisionTreeClassifier(random_state=0).fit(x_o, orig["DIS"])
     assert res.target_type == "categorical"
-    assert res.risk == pytest.approx(np.mean(tree.predict(x_o) == orig["DIS"]), abs=0.01)
+    # within 10 of the 10,000 records (tie-breaks of the tree may depend on column and row
+    # order); the tree fitted on the original scores 0.005 higher, so this tells them apart
+    assert res.risk == pytest.approx(np.mean(tree.predict(x_o) == orig["DIS"]), abs=1e-3)
+    assert res.risk_original_model == pytest.approx(np.mean(own.predict(x_o) == orig["DIS"]),
+                                                    abs=1e-3)
     assert res.protection == pytest.approx(1 - res.risk)
     assert res.baseline == pytest.approx(np.mean(orig["DIS"] == syn[0]["DIS"].mode()[0]))
     assert res.estimator == "DecisionTreeClassifier"
@@ -60,6 +66,50 @@ def test_tolerance_is_relative_to_true_value():
     # 109 is within 10% of 100; 11.5 is not within 10% of 10 (it would be of the guess 11.5)
     assert res.risk == pytest.approx(0.5)
     assert res.median_relative_error == pytest.approx(np.median([0.09, 0.15]))
+    assert res.mse == pytest.approx((9.0**2 + 1.5**2) / 2)
+    assert res.mse_original_model == pytest.approx(0.0) and res.risk_original_model == 1.0
+    assert res.less_accurate_share == 1.0 and res.zero_targets == 0
+
+
+def test_tolerance_boundary_and_zero_targets():
+    one_nn = KNeighborsRegressor(n_neighbors=1)
+    # exactly on the tolerance counts as within: |125 - 100| = 0.25 * 100 (exact in binary)
+    orig = pd.DataFrame({"k": [0, 1], "y": [100.0, 8.0]})
+    syn = pd.DataFrame({"k": [0, 1], "y": [125.0, 10.5]})
+    res = risk.attribute_inference(orig, syn, keys="k", target="y", tolerance=0.25,
+                                   estimator=one_nn)
+    assert res.risk == pytest.approx(0.5)  # 10.5 is 2.5 > 0.25 * 8 away
+    # a true 0 has no relative error: counted apart, and within only if predicted exactly
+    orig = pd.DataFrame({"k": [0, 1, 2], "y": [0.0, 10.0, 20.0]})
+    syn = pd.DataFrame({"k": [0, 1, 2], "y": [1.0, 10.0, 21.0]})
+    res = risk.attribute_inference(orig, syn, keys="k", target="y", estimator=one_nn)
+    assert res.zero_targets == 1
+    assert res.median_relative_error == pytest.approx(np.median([0.0, 0.05]))
+    assert res.risk == pytest.approx(2 / 3)
+
+
+def test_baselines_are_the_keyless_guesses_from_the_synthetic_data():
+    # what an intruder reads off the release without keys: its majority class, its mean;
+    # the original's own majority ("a") and mean (70) would score 2/3 and 0 instead
+    orig = pd.DataFrame({"k": [0, 1, 2], "t": ["a", "a", "b"], "y": [100.0, 100.0, 10.0]})
+    syn = pd.DataFrame({"k": [0, 1, 2, 3], "t": ["b", "b", "b", "a"],
+                        "y": [100.0, 100.0, 100.0, 100.0]})
+    cat = risk.attribute_inference(orig, syn, keys="k", target="t",
+                                   estimator=KNeighborsClassifier(n_neighbors=1))
+    assert cat.baseline == pytest.approx(1 / 3)
+    num = risk.attribute_inference(orig, syn, keys="k", target="y",
+                                   estimator=KNeighborsRegressor(n_neighbors=1))
+    assert num.baseline == pytest.approx(2 / 3)  # 100 is within 10% of 100, 100; not of 10
+
+
+def test_categorical_holdout_is_attacked_with_the_same_model():
+    syn = pd.DataFrame({"k": [0, 1, 2, 3], "t": ["a", "b", "a", "b"]})
+    holdout = pd.DataFrame({"k": [0, 1, 2, 3], "t": ["b", "b", "b", "b"]})
+    res = risk.attribute_inference(syn.copy(), syn, keys="k", target="t", holdout=holdout,
+                                   estimator=DecisionTreeClassifier(random_state=0))
+    assert res.risk == 1.0
+    assert res.holdout_risk == pytest.approx(0.5)  # predicted a, b, a, b
+    assert res.difference == pytest.approx(0.5)
 
 
 def test_estimator_without_fit_predict_is_type_error():

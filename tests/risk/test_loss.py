@@ -32,6 +32,17 @@ def test_loss_is_minus_weight_times_utility(m, u):
     assert res.acceptable == (m <= 0.2)
 
 
+def test_threshold_is_a_parameter():
+    # the same M on either side of a chosen threshold
+    assert risk.risk_utility_weight(0.3, threshold=0.5) == 1.0
+    assert risk.risk_utility_weight(0.15, threshold=0.1) == pytest.approx(
+        0.31 + 1 / (1 + math.exp(0.15 - 1)))
+    assert risk.risk_utility_loss(0.3, 0.8, threshold=0.5).acceptable
+    assert risk.risk_utility_loss(0.3, 0.8, threshold=0.5).loss == pytest.approx(-0.8)
+    assert not risk.risk_utility_loss(0.15, 0.8, threshold=0.1).acceptable
+    assert risk.risk_utility_loss(0.5, 0.8, threshold=0.5).acceptable  # M <= threshold
+
+
 def test_weight_decreases_with_m_above_threshold():
     ms = [0.21, 0.4, 0.6, 0.8, 1.0]
     weights = [risk.risk_utility_weight(m) for m in ms]
