@@ -75,8 +75,11 @@ class _SequentialCART:
         elif p["visit_order"] == "random":
             names = list(rng.permutation(names))
         self.order = names
+        # numbers with missing values reach the model only for few-valued (categorical sdtype)
+        # columns, which SDV passes untransformed: split on them as categories, missing one of
+        # them, since a regression tree cannot take a missing target
         numeric = {c: pd.api.types.is_numeric_dtype(data[c]) and not pd.api.types.is_bool_dtype(
-            data[c]) for c in names}
+            data[c]) and not data[c].isna().any() for c in names}
         self.categories = {
             c: pd.Index(pd.unique(data[c].astype(object))) for c in names if not numeric[c]
         }

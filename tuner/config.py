@@ -37,6 +37,7 @@ class DataConfig:
     quasi_identifiers: tuple[str, ...] | None = None
     train_fraction: float = 0.5
     stratify: str | None = None
+    missing_codes: dict[str, tuple[Any, ...]] | None = None  # per column, e.g. {income = [-8]}
     identifiers: tuple[str, ...] = ()  # direct identifiers: dropped before anything else
     keep_unique: tuple[str, ...] = ()  # unique-per-record columns that are not identifiers
 
@@ -117,6 +118,8 @@ def _kind(annotation: str) -> str:
     """The option kind of a dataclass field's (string) annotation."""
     if "Path" in annotation:
         return "path"
+    if annotation.startswith("dict"):
+        return "codes"
     if "tuple" in annotation:
         return "columns"
     if annotation.startswith("int"):
@@ -135,6 +138,15 @@ def _coerce(where: str, kind: str, value: Any, base: Path) -> Any:
             raise ConfigError(f"{where} must be a path string, got {value!r}")
         p = Path(value)
         return p if (p.is_absolute() or value.startswith("builtin:")) else (base / p)
+    if kind == "codes":
+        ok = isinstance(value, dict) and all(
+            isinstance(v, list) and v and all(isinstance(x, (int, float, str))
+                                              and not isinstance(x, bool) for x in v)
+            for v in value.values())
+        if not ok:
+            raise ConfigError(f"{where} must be a table of column = [codes read as missing], "
+                              f"e.g. {{ income = [-8] }}, got {value!r}")
+        return {str(k): tuple(v) for k, v in value.items()}
     if kind == "columns":
         if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             raise ConfigError(f"{where} must be a list of strings, got {value!r}")
@@ -261,6 +273,7 @@ def check_data(cfg: Config, columns: list[str], n_rows: int) -> None:
         "data.quasi_identifiers": list(d.quasi_identifiers or ()),
         "data.stratify": [d.stratify] if d.stratify else [],
         "data.keep_unique": list(d.keep_unique),
+        "data.missing_codes": list(d.missing_codes or {}),
         **measures.column_options(cfg.risk),
         "utility.target": [u.target] if u.target else [],
     }

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tuner.config import Config, check_data
+from tuner.config import Config, ConfigError, check_data
 from tuner.data import Split, fingerprint, read_table, split
 from tuner.identifiers import drop_identifiers
 from tuner.seeding import derive
@@ -30,6 +30,22 @@ class Context:
         return self.cfg.study.output
 
 
+def apply_missing_codes(frame: pd.DataFrame,
+                        codes: dict[str, tuple[object, ...]] | None) -> pd.DataFrame:
+    """Values that code "not applicable" or "refused" (SD2011's -8) read as missing, so that
+    they are neither synthesised as numbers nor matched as values."""
+    if not codes:
+        return frame
+    unknown = [c for c in codes if c not in frame.columns]
+    if unknown:
+        raise ConfigError(f"data.missing_codes names column(s) {unknown} that the data do not "
+                          f"have; the data's columns are {list(map(str, frame.columns))}")
+    out = frame.copy()
+    for col, values in codes.items():
+        out[col] = out[col].mask(out[col].isin(values))
+    return out
+
+
 def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
     """Read the data, drop the declared identifiers (refusing undeclared ones), check the config
     against the data and make the study's one seeded split."""
@@ -40,6 +56,7 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
         frame = read_table(d.path, list(d.columns) if d.columns else None,
                            header_names=list(d.header_names) if d.header_names else None,
                            missing_values=list(d.missing_values))
+    frame = apply_missing_codes(frame, cfg.data.missing_codes)
     frame, warnings = drop_identifiers(cfg, frame)
     for warning in warnings:
         print(f"warning: {warning}")

@@ -7,8 +7,10 @@ Ours holds only column names and sdtypes, so nothing of the data's values travel
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import hashlib
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -63,6 +65,7 @@ def read_table(
         raise FileNotFoundError(f"data file {str(path)!r} does not exist")
     suffix = path.suffix.lower()
     if suffix in (".csv", ".data", ".test", ".txt"):
+        _check_csv_shape(path, header_names)
         frame = pd.read_csv(
             path, header=None if header_names else "infer", names=header_names,
             na_values=missing_values or None, skipinitialspace=True,
@@ -83,6 +86,22 @@ def read_table(
     if frame.empty:
         raise ValueError(f"data file {str(path)!r} has no rows")
     return frame
+
+
+def _check_csv_shape(path: Path, header_names: list[str] | None) -> None:
+    """Refuse a CSV whose rows have different numbers of fields, or whose width differs from
+    ``header_names``: pandas would otherwise fill short rows with missing values, or turn the
+    surplus leading fields into an index, without a word."""
+    with path.open(newline="") as handle:
+        widths = Counter(len(row) for row in csv.reader(handle, skipinitialspace=True) if row)
+    if len(widths) > 1:
+        shown = ", ".join(f"{n} row(s) with {w} fields" for w, n in sorted(widths.items()))
+        raise ValueError(f"data file {str(path)!r} is ragged: {shown}; every row needs the "
+                         "same number of fields")
+    if header_names is not None and widths and next(iter(widths)) != len(header_names):
+        raise ValueError(
+            f"data.header_names names {len(header_names)} columns, but the rows of "
+            f"{str(path)!r} have {next(iter(widths))} fields")
 
 
 def fingerprint(frame: pd.DataFrame) -> str:

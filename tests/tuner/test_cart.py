@@ -68,3 +68,15 @@ def test_bad_parameters_are_errors(frame):
         CARTSynthesizer(metadata_for(frame), min_samples_leaf=0)
     with pytest.raises(ValueError, match="visit_order"):
         CARTSynthesizer(metadata_for(frame), visit_order="sideways")
+
+
+def test_few_valued_float_column_with_missing_values_is_synthesised():
+    # used to crash with "Input y contains NaN" whenever such a column came after the first
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"b": rng.normal(size=300), "c": rng.choice(["x", "y"], 300),
+                          "a": rng.choice([1.0, 2.0, 3.0, np.nan], 300)})
+    params = {"min_samples_leaf": 5, "max_depth": 0, "visit_order": "original",
+              "smoothing": False}
+    out = synthesize("cart", params, frame, seed=1).synthetic
+    assert set(out["a"].dropna().unique()) <= {1.0, 2.0, 3.0}
+    assert 0.1 < out["a"].isna().mean() < 0.4  # missing about as often as in the data (25 %)

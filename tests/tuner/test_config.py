@@ -195,3 +195,52 @@ def test_cli_exits_2_on_an_identifier_column(tmp_path, capsys):
     _tiny_run_config(tmp_path)
     assert main(["run", str(tmp_path / "study.toml"), "--no-progress"]) == 2
     assert "['record_no'] take a different value in every record" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("text", "names", "match"), [
+    ("a,b,c\n1,2,3\n4,5\n", None, r"ragged: 1 row\(s\) with 2 fields, 2 row\(s\) with 3"),
+    ("a,b\n1,2,3\n", None, "ragged"),
+    ("1,2,3\n4,5,6\n", ["x", "y"], r"header_names names 2 columns, but the rows .* have 3"),
+])
+def test_csv_that_would_lose_rows_or_columns_is_refused(tmp_path, text, names, match):
+    from tuner.data import read_table
+
+    (tmp_path / "t.csv").write_text(text)
+    with pytest.raises(ValueError, match=match):
+        read_table(tmp_path / "t.csv", header_names=names)
+
+
+def test_missing_codes_are_read_as_missing_not_synthesised(tmp_path):
+    from tests.data import require
+    from tuner.context import prepare
+
+    data = require("sd2011/sd2011_orig.csv")
+    path = tmp_path / "s.toml"
+    path.write_text(f'[data]\npath = "{data}"\npopulation_size = 31000000\n'
+                    'missing_codes = { income = [-8] }\n[study]\noutput = "out"\n')
+    frame = prepare(config.load(path)).frame
+    assert (frame["income"] == -8).sum() == 0
+    assert frame["income"].isna().sum() == 603 + 683  # SD2011: 603 x -8 beside 683 NAs
+    path.write_text(path.read_text().replace("income =", "incme ="))
+    with pytest.raises(config.ConfigError, match=r"data\.missing_codes names column\(s\) "
+                       r"\['incme'\]"):
+        prepare(config.load(path))
+    path.write_text(path.read_text().replace("{ incme = [-8] }", '"-8"'))
+    with pytest.raises(config.ConfigError, match="missing_codes must be a table"):
+        config.load(path)
+
+
+def test_data_changed_under_an_existing_study_is_exit_2_naming_the_data(tmp_path, capsys):
+    from tuner.context import prepare
+    from tuner.data import read_builtin
+    from tuner.storage import open_study
+
+    fair = read_builtin("builtin:fair")
+    fair.to_csv(tmp_path / "fair.csv", index=False)
+    path = write_config(tmp_path)
+    path.write_text(path.read_text().replace('path = "builtin:fair"', 'path = "fair.csv"'))
+    open_study(prepare(config.load(path)))  # the study now knows the data's fingerprint
+    fair.assign(age=fair["age"] + 1).to_csv(tmp_path / "fair.csv", index=False)
+    assert main(["run", str(path), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "was run on other data" in err and "fair.csv" in err and "Traceback" not in err
