@@ -1,0 +1,332 @@
+"""Tables and plots from ``tuner_setting.csv`` (the tuner's own setting, issue #18).
+
+* ``tuner_setting.md``: the error of the trial's M against the truth per family and sampling
+  fraction, how often the M <= 0.2 decisions agree, how often ``m_spread`` covers the true M,
+  the map of where M fails (members per attack set, distinct key combinations, copy rate) with
+  what the gate's measures say there, and the tuner's rule checked row by row;
+* ``tuner_setting_scatter.png``: estimated against true M, one panel per quasi-identifier set
+  and h; ``tuner_setting_error.png``: the mean absolute error against n/N per family;
+  ``tuner_setting_region.png``: the region map (true M of the released data per setting and
+  n/N, with the estimate and the gate's verdict written in each cell).
+
+Rerun alone with ``python -m experiments.membership_validation.tuner_summary [RESULTS_DIR]``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from experiments.reporting import markdown_table
+from tuner.plots import save_figure
+
+ACCEPTABLE_M = 0.2
+COPY_LIMIT = 0.05  # the tuner's defaults (tuner.measures.gate)
+DCR_LIMIT = 0.1
+MIN_MEMBERS = 20
+# the settings of tuner_setting.SETTINGS that copy training records (copy_rate > 0); named
+# here because tuner_setting imports this module
+COPIERS = ("copy", "nearcopy", "copy10", "nearcopy10")
+
+
+def _order(frame: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(frame["synthesizer"]))
+
+
+def _color(i: int) -> str:
+    """Ten distinct colours, then black (the settings beyond ten are drawn dashed/starred)."""
+    return f"C{i}" if i < 10 else "black"
+
+
+def _flag(series: pd.Series) -> pd.Series:
+    """A bool column read back from CSV (True/False/NaN) as floats 1/0/NaN."""
+    return series.map({True: 1.0, False: 0.0, "True": 1.0, "False": 0.0}).astype(float)
+
+
+def with_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
+    """Add the tuner's verdict on each row, and which check fails it."""
+    out = frame.copy()
+    usable = out["status"].eq("ok")
+    out["usable"] = usable
+    out["m_passes"] = usable & (out["m_estimate"] <= ACCEPTABLE_M)
+    out["copies_fail"] = out["copies_difference"] > COPY_LIMIT
+    out["dcr_fail"] = out["dcr_excess"] > DCR_LIMIT
+    out["gate_fails"] = out["copies_fail"] | out["dcr_fail"]
+    out["released"] = out["m_passes"] & ~out["gate_fails"]
+    # a proposed addition: exact copies read on M's own encoding (binned quasi-identifiers)
+    # on every column (as the gate's copies), whatever quasi-identifiers M used
+    key = ["synthesizer", "sample_fraction", "seed"]
+    on_all = out[out["quasi_identifiers"].eq("all")].drop_duplicates(key).set_index(key)
+    binned = (out.set_index(key).index.map(on_all["binned_copies_difference"])
+              if len(on_all) else out["binned_copies_difference"])
+    out["binned_copies_all"] = np.asarray(binned, dtype=float)
+    out["binned_fail"] = out["binned_copies_all"] > COPY_LIMIT
+    out["released_proposed"] = out["released"] & ~out["binned_fail"]
+    out["blind"] = out["m_copy_ceiling"] <= ACCEPTABLE_M
+    out["copier"] = out["synthesizer"].isin(COPIERS)
+    out["warned"] = ~_flag(out["can_bind"]).astype(bool)
+    # the truth about what a release would disclose: the released data's M, and what the
+    # generator itself leaks (its data as sampled, before the gate removed anything)
+    out["risky"] = usable & (out["m_true"] > ACCEPTABLE_M)
+    out["leaky_generator"] = out["m_true_sampled"] > ACCEPTABLE_M
+    out["removed_share"] = out["replicated_uniques_removed"] / out["n_train"]
+    return out
+
+
+def error_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per quasi-identifier set, h and synthesiser: error, agreement and coverage."""
+    rows = []
+    ok = frame[frame["status"].eq("ok")]
+    for (qi, h), g_h in ok.groupby(["quasi_identifiers", "hamming_threshold"], sort=False):
+        groups = [(s, g_h[g_h["synthesizer"] == s]) for s in _order(g_h)]
+        for label, g in [*groups, ("all", g_h)]:
+            err = g["f1_estimate"] - g["f1_true"]
+            rows.append({
+                "QIs": qi, "h": int(h), "synthesiser": label, "rows": len(g),
+                "F1 bias": err.mean(), "F1 MAE": err.abs().mean(),
+                "F1 max abs error": err.abs().max(), "M MAE": g["m_abs_error"].mean(),
+                "same M <= 0.2 decision": _flag(g["decision_agrees"]).mean(),
+                "spread covers true M": _flag(g["spread_covers"]).mean(),
+            })
+    return pd.DataFrame(rows)
+
+
+def mae_pivot(frame: pd.DataFrame, qi: str, h: int, column: str = "abs_error") -> pd.DataFrame:
+    """Mean of ``column`` by synthesiser (rows) and sampling fraction (columns)."""
+    g = frame[frame["status"].eq("ok") & frame["quasi_identifiers"].eq(qi)
+              & frame["hamming_threshold"].eq(h)]
+    table = g.pivot_table(index="synthesizer", columns="sample_fraction", values=column,
+                          aggfunc="mean", sort=False)
+    table = table.reindex(_order(g))
+    table.columns = [f"n/N = {c:g}" for c in table.columns]
+    return table.reset_index()
+
+
+def agreement_by_binding(frame: pd.DataFrame) -> pd.DataFrame:
+    """Decision agreement and spread coverage, split by whether M can bind."""
+    ok = frame[frame["status"].eq("ok")].copy()
+    ok["M can bind"] = _flag(ok["can_bind"]).astype(bool)
+    rows = []
+    for (qi, h, bind), g in ok.groupby(["quasi_identifiers", "hamming_threshold", "M can bind"],
+                                      sort=False):
+        members = g["expected_members"]
+        rows.append({
+            "QIs": qi, "h": int(h), "M can bind": bool(bind), "rows": len(g),
+            "members per attack set": f"{members.min():.1f}-{members.max():.1f}",
+            "F1 MAE": g["abs_error"].mean(), "M MAE": g["m_abs_error"].mean(),
+            "same decision": _flag(g["decision_agrees"]).mean(),
+            "spread covers true M": _flag(g["spread_covers"]).mean(),
+            "spread width (median)": (g["m_spread_high"] - g["m_spread_low"]).median(),
+        })
+    return pd.DataFrame(rows)
+
+
+def region_table(frame: pd.DataFrame, qi: str, h: int = 0) -> pd.DataFrame:
+    """Per setting and n/N (mean over seeds): what M says, the truth, and the gate."""
+    v = with_verdicts(frame)
+    g = v[v["quasi_identifiers"].eq(qi) & v["hamming_threshold"].eq(h)]
+    rows = []
+    for label in _order(g):
+        for fraction, s in g[g["synthesizer"] == label].groupby("sample_fraction"):
+            fails = []
+            if s["copies_fail"].any():
+                fails.append(f"copies {s['copies_fail'].mean():.0%}")
+            if s["dcr_fail"].any():
+                fails.append(f"DCR {s['dcr_fail'].mean():.0%}")
+            binned = (f"{s['binned_fail'].mean():.0%}" if s["binned_fail"].any() else "-")
+            rows.append({
+                "setting": label, "n/N": f"{fraction:g}", "seeds": len(s),
+                "members/attack": s["expected_members"].mean(),
+                "distinct keys": s["distinct_keys_train"].mean(),
+                "M est.": s["m_estimate"].mean(), "M true": s["m_true"].mean(),
+                "M true, as sampled": s["m_true_sampled"].mean(),
+                "copy ceiling": s["m_copy_ceiling"].mean(),
+                "removed": s["removed_share"].mean(),
+                "copies diff.": s["copies_difference"].mean(),
+                "binned copies diff.": s["binned_copies_all"].mean(),
+                "DCR excess": s["dcr_excess"].mean(), "repU %": s["repU"].mean(),
+                "gate fails": ", ".join(fails) or "-",
+                "released": f"{s['released'].mean():.0%}",
+                "binned copies fail": binned,
+                "released, proposed": f"{s['released_proposed'].mean():.0%}",
+            })
+    return pd.DataFrame(rows)
+
+
+def rule_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The tuner's rule (M <= 0.2, copies difference <= 0.05, DCR excess <= 0.1, replicated
+    uniques removed; warn below 20 members) against the truth, per QI set and h, and the
+    proposed one (also binned copies difference <= 0.05; warn when the copy ceiling <= 0.2)."""
+    v = with_verdicts(frame)
+    rows = []
+    for (qi, h), g in v.groupby(["quasi_identifiers", "hamming_threshold"], sort=False):
+        risky, leaky = g["risky"], g["leaky_generator"]
+        rows.append({
+            "QIs": qi, "h": int(h), "rows": len(g),
+            "warned: < 20 members": int(g["warned"].sum()),
+            "blind: copy ceiling <= 0.2, >= 20 members": int((g["blind"] & ~g["warned"]).sum()),
+            "risky: true M > 0.2 (released data)": int(risky.sum()),
+            "risky, M est. <= 0.2": int((risky & g["m_passes"]).sum()),
+            "risky, released by the rule": int((risky & g["released"]).sum()),
+            "leaky: true M > 0.2 (as sampled)": int(leaky.sum()),
+            "leaky, M est. (as sampled) <= 0.2": int(
+                (leaky & (g["m_estimate_sampled"] <= ACCEPTABLE_M)).sum()),
+            "leaky, released by the rule": int((leaky & g["released"]).sum()),
+            "true M <= 0.2, rejected by the gate": int(
+                (g["usable"] & ~risky & g["m_passes"] & g["gate_fails"]).sum()),
+            "unusable (all removed)": int((~g["usable"]).sum()),
+            "released": int(g["released"].sum()),
+            "copiers released": int((g["copier"] & g["released"]).sum()),
+            "released, proposed": int(g["released_proposed"].sum()),
+            "copiers released, proposed": int((g["copier"] & g["released_proposed"]).sum()),
+        })
+    return pd.DataFrame(rows)
+
+
+def scatter(frame: pd.DataFrame, path: Path) -> Path:
+    ok = frame[frame["status"].eq("ok")]
+    qis = list(dict.fromkeys(ok["quasi_identifiers"]))
+    hs = sorted(ok["hamming_threshold"].unique())
+    synths = _order(ok)
+    colors = {s: _color(i) for i, s in enumerate(synths)}
+    markers = dict(zip(synths, ["o", "s", "^", "v", "D", "P", "X", "<", ">", "*", "h"] * 2,
+                       strict=False))
+    fig = Figure(figsize=(4.6 * len(hs), 4.2 * len(qis)), layout="tight")
+    axes = fig.subplots(len(qis), len(hs), squeeze=False)
+    for i, qi in enumerate(qis):
+        for j, h in enumerate(hs):
+            ax = axes[i][j]
+            g = ok[ok["quasi_identifiers"].eq(qi) & ok["hamming_threshold"].eq(h)]
+            lo = float(min(g["m_true"].min(), g["m_estimate"].min(), -0.1))
+            ax.plot([lo, 1], [lo, 1], color="gray", lw=0.8)
+            ax.axhline(ACCEPTABLE_M, color="crimson", lw=0.7, ls="--")
+            ax.axvline(ACCEPTABLE_M, color="crimson", lw=0.7, ls="--")
+            for s in synths:
+                part = g[g["synthesizer"] == s]
+                bind = _flag(part["can_bind"]).astype(bool)
+                ax.scatter(part.loc[bind, "m_true"], part.loc[bind, "m_estimate"], s=18,
+                           color=colors[s], marker=markers[s], label=s, alpha=0.8)
+                ax.scatter(part.loc[~bind, "m_true"], part.loc[~bind, "m_estimate"], s=18,
+                           facecolors="none", edgecolors=colors[s], marker=markers[s],
+                           alpha=0.8)
+            ax.set_title(f"QIs: {qi}, h = {h}", fontsize=9)
+            ax.set_xlabel("true M (released data)")
+            ax.set_ylabel("M estimated by the trial")
+    axes[0][0].legend(fontsize=6, ncol=2, title="hollow: cannot bind", title_fontsize=6)
+    fig.suptitle("The tuner's M against the truth on Adult (each point: one sample, seed)",
+                 fontsize=10)
+    return save_figure(fig, path)
+
+
+def error_plot(frame: pd.DataFrame, path: Path, qi: str = "all") -> Path:
+    ok = frame[frame["status"].eq("ok") & frame["quasi_identifiers"].eq(qi)]
+    hs = sorted(ok["hamming_threshold"].unique())
+    fig = Figure(figsize=(5.2 * len(hs), 4.0), layout="tight")
+    axes = fig.subplots(1, len(hs), squeeze=False)[0]
+    for ax, h in zip(axes, hs, strict=True):
+        g = ok[ok["hamming_threshold"].eq(h)]
+        for k, s in enumerate(_order(g)):
+            stats = g[g["synthesizer"] == s].groupby("sample_fraction")["abs_error"].mean()
+            ax.plot(stats.index, stats.to_numpy(), marker="o", ms=3, lw=1, label=s,
+                    color=_color(k), ls="-" if k < 10 else "--")
+        ax.set_xscale("log")
+        ax.set_yscale("symlog", linthresh=0.01)
+        ax.set_xlabel("sampling fraction n/N (t = n_train/N = half of it)")
+        ax.set_ylabel("mean |F1 estimated - F1 true|")
+        ax.set_title(f"QIs: {qi}, h = {h}", fontsize=9)
+    axes[0].legend(fontsize=6, ncol=2)
+    fig.suptitle("Error of the trial's membership F1, by family and sample size", fontsize=10)
+    return save_figure(fig, path)
+
+
+def region_plot(frame: pd.DataFrame, path: Path, h: int = 0) -> Path:
+    v = with_verdicts(frame)
+    qis = list(dict.fromkeys(v["quasi_identifiers"]))
+    synths = _order(v)
+    fractions = sorted(v["sample_fraction"].unique())
+    fig = Figure(figsize=(1.45 * len(fractions) * len(qis) + 2.5, 0.55 * len(synths) + 1.8),
+                 layout="constrained")
+    axes = fig.subplots(1, len(qis), squeeze=False)[0]
+    image = None
+    for ax, qi in zip(axes, qis, strict=True):
+        g = v[v["quasi_identifiers"].eq(qi) & v["hamming_threshold"].eq(h)]
+        grid = np.full((len(synths), len(fractions)), np.nan)
+        for i, s in enumerate(synths):
+            for j, f in enumerate(fractions):
+                c = g[(g["synthesizer"] == s) & (g["sample_fraction"] == f)]
+                if c.empty:
+                    continue
+                grid[i, j] = c["m_true_sampled"].mean()
+                est = c["m_estimate"].mean()
+                tru = c["m_true"].mean()
+                gate = ("C" if c["copies_fail"].mean() > 0.5 else "") + (
+                    "D" if c["dcr_fail"].mean() > 0.5 else "")
+                text = ("removed all" if not c["usable"].any()
+                        else f"{est:.2f}/{tru:.2f}") + (f"\n{gate}" if gate else "") + (
+                    "\n(no bind)" if c["warned"].mean() > 0.5 else "")
+                ax.text(j, i, text, ha="center", va="center", fontsize=6)
+        image = ax.imshow(grid, cmap="Reds", vmin=-0.2, vmax=1.0, aspect="auto")
+        ax.set_xticks(range(len(fractions)), [f"{f:g}" for f in fractions], fontsize=7)
+        ax.set_yticks(range(len(synths)), synths, fontsize=7)
+        ax.set_xlabel("sampling fraction n/N")
+        ax.set_title(f"QIs: {qi}, h = {h}", fontsize=9)
+    if image is not None:
+        fig.colorbar(image, ax=list(axes), shrink=0.8, label="true M, data as sampled")
+    fig.suptitle("Where M fails: cell text = M estimated / true M of the released data; "
+                 "C = copies gate fails, D = DCR gate fails", fontsize=9)
+    return save_figure(fig, path)
+
+
+def summarize(frame: pd.DataFrame, output: Path) -> list[Path]:
+    """Write tuner_setting.md and the three plots into ``output``; return their paths."""
+    parts = [
+        "# M in the tuner's own setting: estimate against truth on Adult (N = "
+        f"{int(frame['population_size'].iloc[0]):,})\n",
+        "Generated by `python -m experiments.membership_validation.tuner_setting` from "
+        "`tuner_setting.csv`. F1 errors are |F1 estimated by the trial - true F1| of the "
+        "released data; rows the gate emptied (every record a replicated unique) are left out "
+        "of the error tables (the tuner fails such a trial).\n",
+        "## Mean absolute F1 error by family and sampling fraction\n",
+    ]
+    qis = list(dict.fromkeys(frame["quasi_identifiers"]))
+    for qi in qis:
+        for h in sorted(frame["hamming_threshold"].unique()):
+            parts.append(f"### QIs: {qi}, h = {h}\n\n{markdown_table(mae_pivot(frame, qi, h))}\n")
+    parts += ["## Error, decision agreement and spread coverage per family\n",
+              markdown_table(error_table(frame)) + "\n",
+              "## By whether M can bind (>= 20 members per attack set)\n",
+              markdown_table(agreement_by_binding(frame)) + "\n",
+              "## Where M fails: per setting and n/N (h = 0, mean over seeds)\n",
+              "`M true, as sampled`: the true M of the generator's data before the gate "
+              "removed replicated uniques; `copy ceiling`: the M the trial reports for a "
+              "verbatim copy of its training data; `removed`: share of records the gate "
+              "removed; `gate fails`: share of seeds failing copies difference > 0.05 or DCR "
+              "excess > 0.1; `released`: share of seeds the tuner's rule would release; "
+              "`binned copies diff.`: the exact-copies difference on every column binned "
+              "as M's encoding bins them, of the data as sampled, and `released, "
+              "proposed`: the share released when that must also be <= 0.05.\n"]
+    for qi in qis:
+        parts.append(f"### QIs: {qi}\n\n{markdown_table(region_table(frame, qi))}\n")
+    parts += ["## The tuner's rule against the truth (rows)\n",
+              markdown_table(rule_table(frame)) + "\n"]
+    md = output / "tuner_setting.md"
+    md.write_text("\n".join(parts))
+    return [md, scatter(frame, output / "tuner_setting_scatter.png"),
+            error_plot(frame, output / "tuner_setting_error.png"),
+            region_plot(frame, output / "tuner_setting_region.png")]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    output = Path(args[0]) if args else Path(__file__).resolve().parent / "results"
+    for path in summarize(pd.read_csv(output / "tuner_setting.csv"), output):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
