@@ -5,10 +5,13 @@
 >>> study.trials_frame()                                 # one row per trial, released marked
 >>> study.released_trial, study.release_folder
 >>> again = tuner.load("runs/adult")                    # from the output folder alone
+>>> tuner.load("study.toml")                             # or its config (any worker's host)
+>>> tuner.load(storage="postgresql://...", study="adult") # or the storage URL alone
 
 ``load`` needs only the output folder (``run.json``, the Optuna storage, the release's
-manifest): reading the trials and writing the report again need no access to the
-confidential data; ``release()`` does (it re-creates the synthetic data from the trial).
+manifest), the config, or a storage URL and a study name: reading the trials and writing the
+report again need no access to the confidential data; ``release()`` does (it re-creates the
+synthetic data from the trial) and needs the config.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from tuner.context import prepare
 from tuner.release import RELEASED_ATTR, NoFeasibleTrial, export
 from tuner.storage import storage
 from tuner.study import run_study
+from tuner.tracking import local_uri
 from tuner.trials import best_feasible, trials_frame
 
 RUN_FILE = "run.json"
@@ -130,13 +134,32 @@ def _save_run_file(cfg: Config, storage_url: str, mlflow_uri: str) -> None:
     (cfg.study.output / RUN_FILE).write_text(json.dumps(info, indent=2))
 
 
-def load(output: str | Path) -> TunedStudy:
-    """The study in ``output`` (a folder written by :func:`tune` or ``risk-tuner run``)."""
-    folder = Path(output)
-    run_file = folder / RUN_FILE
+def load(output: str | Path | None = None, *, storage: str | None = None,
+         study: str | None = None, mlflow_uri: str | None = None) -> TunedStudy:
+    """The study of ``output``: a folder written by :func:`tune` or ``risk-tuner run``, or a
+    TOML config (its ``study.storage``, or the SQLite file in its output folder); or, with
+    ``storage`` and ``study``, the study of that name in that Optuna storage (a PostgreSQL
+    URL, from any host)."""
+    if storage is not None:
+        if not study:
+            raise ConfigError("a storage URL needs the study's name (study.name)")
+        folder = Path(output or ".").resolve()
+        return TunedStudy(output=folder, name=study, storage_url=storage,
+                          mlflow_uri=mlflow_uri or local_uri(folder), config_source=None)
+    if output is None:
+        raise ConfigError("load needs an output folder, a config file, or storage and study")
+    path = Path(output)
+    if path.is_file() and path.suffix == ".toml":
+        cfg = load_config(path)
+        out = cfg.study.output.resolve()
+        return TunedStudy(output=out, name=cfg.study.name,
+                          storage_url=cfg.study.storage or f"sqlite:///{out / 'study.db'}",
+                          mlflow_uri=cfg.study.mlflow_uri or local_uri(out),
+                          config_source=str(path.resolve()))
+    run_file = path / RUN_FILE
     if not run_file.exists():
-        raise FileNotFoundError(f"{run_file} not found: is {str(folder)!r} an output folder of "
-                                "`risk-tuner run` or `risk-tuner demo`?")
+        raise FileNotFoundError(f"{run_file} not found: is {str(path)!r} an output folder of "
+                                "`risk-tuner run` or `risk-tuner demo`, or a config file?")
     info = json.loads(run_file.read_text())
     resolved = Path(info["overrides"]["output"])
     return TunedStudy(
@@ -167,7 +190,7 @@ def tune(config: str | Path | Mapping[str, Any] | None, *, output: str | Path | 
                       n_trials=trials, workers=workers)
     study, ctx = start(cfg, progress=progress)
     try:
-        export(ctx, study.optuna_study)
+        export(ctx, study.optuna_study, once=True)
     except NoFeasibleTrial:
         pass
     return study

@@ -18,12 +18,17 @@ one at a time, so they order all trials of all workers. A trial whose number com
 starts no synthesiser, is recorded as ``surplus.N`` (like ``interrupted.N``, it does not count)
 and stops its worker. Two workers finishing at the same instant can both start one more trial;
 at most one of them gets a budget slot.
+
+Optuna fails a stale trial only when a worker starts a new one; so a worker that finds the budget
+taken while trials of other workers still run waits, calling :func:`fail_stale` every heartbeat
+interval, until every counted trial has finished (a dead worker's slot then goes to a new trial).
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import warnings
 
 import optuna
 from optuna.trial import FrozenTrial, TrialState
@@ -87,6 +92,26 @@ def fail_dead_local_trials(study: optuna.Study) -> int:
             study.tell(t.number, state=TrialState.FAIL, skip_if_finished=True)
             fixed += 1
     return fixed
+
+
+def fail_stale(study: optuna.Study) -> None:
+    """Fail the trials of dead workers now: any host's whose heartbeat is older than the grace
+    period (Optuna's own check, which calls :func:`record_interrupted`), and this host's whose
+    process is gone."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        optuna.storages.fail_stale_trials(study)
+    fail_dead_local_trials(study)
+
+
+def interrupted_owners(study: optuna.Study) -> set[tuple[str, str]]:
+    """``(host, pid)`` of the processes whose trials were cut short (they are dead or hung)."""
+    cut = interrupted_numbers(study)
+    if not cut:
+        return set()
+    return {(str(t.user_attrs["host"]), str(t.user_attrs["pid"]))
+            for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL,))
+            if t.number in cut and "host" in t.user_attrs and "pid" in t.user_attrs}
 
 
 def budget_used(study: optuna.Study, *, in_flight: bool = False) -> int:

@@ -38,33 +38,41 @@ def _print_membership_warning(study) -> None:  # noqa: ANN001
             return
 
 
-def _summary(cfg, ctx, release_dir: Path | None) -> None:  # noqa: ANN001
-    from tuner.tracking import ui_command
+def _summary(cfg, ctx, release_dir: Path | None, note: str = "") -> None:  # noqa: ANN001
+    from sqlalchemy.engine import make_url
+
+    from tuner.tracking import is_remote, ui_command
 
     out = cfg.study.output.resolve()
+    storage = ctx.storage_url
+    if "://" in storage and "@" in storage:  # never print a password
+        storage = make_url(storage).render_as_string(hide_password=True)
     print("\nResults")
     print(f"  output folder : {out}")
-    print(f"  Optuna storage: {ctx.storage_url}")
+    print(f"  Optuna storage: {storage}")
     print(f"  MLflow store  : {ctx.mlflow_uri}")
     if release_dir is not None:
         print(f"  release       : {release_dir.resolve()} (manifest.json, report.md, "
               "synthetic.csv)")
+    elif note:
+        print(f"  release       : exported by another worker: {note}")
     print("Open the MLflow UI on them with:")
     print(f"  {ui_command(ctx.mlflow_uri, out)}")
-    print("  then browse http://127.0.0.1:5000 (experiment "
+    where = ctx.mlflow_uri if is_remote(ctx.mlflow_uri) else "http://127.0.0.1:5000"
+    print(f"  then browse {where} (experiment "
           f"{cfg.study.name!r}: one parent run per invocation, a nested run per trial)")
 
 
 def _run(cfg, *, progress: bool) -> int:  # noqa: ANN001
     from tuner.api import start
-    from tuner.release import NoFeasibleTrial, export
+    from tuner.release import NoFeasibleTrial, export, release_note
 
     print(f"study {cfg.study.name!r}: synthesisers {', '.join(cfg.study.synthesizers)}, budget "
           f"{cfg.study.n_trials} trials, {cfg.study.workers} worker(s); output "
           f"{cfg.study.output.resolve()}")
     tuned, ctx = start(cfg, progress=progress)
     try:
-        folder = export(ctx, tuned.optuna_study)
+        folder = export(ctx, tuned.optuna_study, once=True)  # one worker of many exports
     except NoFeasibleTrial as exc:
         _print_table(tuned)
         _print_membership_warning(tuned.optuna_study)
@@ -73,7 +81,7 @@ def _run(cfg, *, progress: bool) -> int:  # noqa: ANN001
         return EXIT_NO_RELEASE
     _print_table(tuned)
     _print_membership_warning(tuned.optuna_study)
-    _summary(cfg, ctx, folder)
+    _summary(cfg, ctx, folder, "" if folder else release_note(tuned.optuna_study))
     return EXIT_OK
 
 
@@ -101,12 +109,15 @@ def main(argv: list[str] | None = None) -> int:
     p_demo.set_defaults(output=None)
     p_report = sub.add_parser("report", help="the trials of an output folder (no data needed), "
                               "the released one marked; --write makes report.md/html again")
-    p_report.add_argument("directory")
+    p_report.add_argument("directory", nargs="?",
+                          help="output folder, or the study's TOML config")
+    p_report.add_argument("--storage", help="or: the Optuna storage URL (e.g. PostgreSQL) ...")
+    p_report.add_argument("--study", help="... and the study's name (study.name)")
     p_report.add_argument("--write", action="store_true",
                           help="write release/report.md and report.html again from the manifest")
-    p_release = sub.add_parser("release", help="export the release candidate of a folder "
-                               "(re-creates the data: needs the data file)")
-    p_release.add_argument("directory")
+    p_release = sub.add_parser("release", help="export the release candidate of a folder or "
+                               "a TOML config (re-creates the data: needs the data file)")
+    p_release.add_argument("directory", help="output folder, or the study's TOML config")
     args = parser.parse_args(argv)
     missing = _missing_extra()
     if missing:
@@ -129,7 +140,12 @@ def main(argv: list[str] | None = None) -> int:
             cfg = load_config(args.config if args.command == "run" else None,
                               n_trials=args.trials, output=output, workers=args.workers)
             return _run(cfg, progress=not args.no_progress)
-        tuned = load(args.directory)
+        if args.command == "report" and args.storage:
+            tuned = load(args.directory, storage=args.storage, study=args.study)
+        elif args.directory is None:
+            raise ConfigError("report needs an output folder, a config, or --storage and --study")
+        else:
+            tuned = load(args.directory)
         if args.command == "report":
             _print_table(tuned)
             if args.write:

@@ -8,6 +8,12 @@ every metric and interval, each constraint and whether it passed) and ``report.m
 plots. It is written beside and renamed into place, so it is either absent or complete.
 ``split.json`` (which rows of the data file were the training records: confidential, for the
 custodian to recompute M independently) goes to the study folder, never into ``release/``.
+
+Workers of one study (on one host or many) each export when they finish; a claim made under
+a lock that every worker sees (:func:`tuner.storage.claim_lock`: PostgreSQL's advisory lock, or
+a lock file for the local default) lets exactly one of them export a given best trial. With an
+MLflow server, the release folder is also logged as ``release/`` artifacts of the released
+trial's run, so that any host can download it.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import json
 import os
 import platform
 import shutil
+import socket
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
@@ -27,16 +34,20 @@ from filelock import FileLock
 
 import risk
 from tuner import plots, report, utility
+from tuner.budget import pid_alive
 from tuner.context import Context
 from tuner.evaluation import Evaluation, evaluate
 from tuner.objective import trial_params
-from tuner.tracking import Tracker
+from tuner.storage import claim_lock
+from tuner.tracking import Tracker, is_remote
 from tuner.trials import best_feasible, trials_frame
 
 PACKAGES = ("risk-tuner", "sdv", "sdmetrics", "optuna", "mlflow", "torch", "scikit-learn",
             "pandas", "numpy")
 SPLIT_FILE = "split.json"
 RELEASED_ATTR = "released_trial"  # study attribute: the number of the released trial
+CLAIM_ATTR = "release_claim"  # study attribute: which worker exports which trial
+WHERE_ATTR = "release_where"  # study attribute: where the release was written and logged
 
 
 class NoFeasibleTrial(RuntimeError):
@@ -80,21 +91,74 @@ def versions() -> dict[str, str]:
     return out
 
 
-def export(ctx: Context, study: optuna.Study, folder: Path | None = None) -> Path:
-    """Re-create the best feasible trial's data and write the release folder atomically."""
+def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
+           once: bool = False) -> Path | None:
+    """Re-create the best feasible trial's data and write the release folder atomically.
+
+    With ``once`` (what a worker does when it finishes), the export is claimed first, and
+    ``None`` is returned when another worker has already claimed this trial's export (then
+    :func:`release_note` says where it is).
+    """
     best = best_feasible(study)
     if best is None:
         raise NoFeasibleTrial(explain_infeasible(study))
+    me = f"{socket.gethostname()}:{os.getpid()}"
     folder = folder or ctx.output / "release"
+    with claim_lock(ctx, "release-claim"):  # check and claim in one step, for every host
+        if once and _exported(study, best.number, folder):
+            return None
+        study.set_user_attr(CLAIM_ATTR, {"trial": best.number, "by": me})
     folder.parent.mkdir(parents=True, exist_ok=True)
     # invocations working on one study each export at their end: one writer at a time
-    with FileLock(str(folder.parent / f".{folder.name}.lock"), timeout=3600):
-        out = _export(ctx, study, best, folder)
-    study.set_user_attr(RELEASED_ATTR, best.number)
+    try:
+        with FileLock(str(folder.parent / f".{folder.name}.lock"), timeout=3600):
+            out = _export(ctx, study, best, folder)
+    except BaseException:
+        with claim_lock(ctx, "release-claim"):  # let the next worker or invocation try again
+            if study.user_attrs.get(CLAIM_ATTR) == {"trial": best.number, "by": me}:
+                study.set_user_attr(CLAIM_ATTR, {})
+        raise
+    where = {"trial": best.number, "by": me, "folder": str(out.resolve())}
     run_id = best.user_attrs.get("mlflow_run_id")
     if run_id:
-        Tracker(ctx.mlflow_uri, ctx.cfg.study.name, ctx.output).mark_released(run_id)
+        tracker = Tracker(ctx.mlflow_uri, ctx.cfg.study.name, ctx.output)
+        if is_remote(ctx.mlflow_uri):  # the server's artifact store: readable from any host
+            tracker.log_folder(run_id, out, "release")
+            where["mlflow_artifacts"] = f"runs:/{run_id}/release"
+        tracker.mark_released(run_id)
+        where["mlflow_run"] = run_id
+    study.set_user_attr(WHERE_ATTR, where)
+    study.set_user_attr(RELEASED_ATTR, best.number)
     return out
+
+
+def _exported(study: optuna.Study, trial: int, folder: Path) -> bool:
+    """Whether some worker claimed the export of ``trial``; not if that worker was on this host
+    and is gone, or wrote to ``folder`` on this host and the folder has been removed since."""
+    claim = study.user_attrs.get(CLAIM_ATTR)
+    if not (isinstance(claim, dict) and claim.get("trial") == trial):
+        return False
+    host, _, pid = str(claim.get("by", "")).rpartition(":")
+    if host == socket.gethostname() and pid.isdigit() and not pid_alive(int(pid)):
+        return False
+    where = study.user_attrs.get(WHERE_ATTR)
+    here = (isinstance(where, dict) and where.get("trial") == trial
+            and where.get("folder") == str(folder.resolve()) and host == socket.gethostname())
+    return not here or (folder / "manifest.json").exists()
+
+
+def release_note(study: optuna.Study) -> str:
+    """Where the study's release is (written by which worker, logged to which MLflow run)."""
+    where = study.user_attrs.get(WHERE_ATTR)
+    claim = study.user_attrs.get(CLAIM_ATTR) or {}
+    if not isinstance(where, dict) or where.get("trial") != claim.get("trial"):
+        return (f"trial {claim.get('trial')} is being exported by worker {claim.get('by')}; "
+                "if that worker died, `risk-tuner release` exports it again")
+    note = f"trial {where['trial']}, written by worker {where['by']} to {where['folder']}"
+    if "mlflow_artifacts" in where:
+        note += (f"; in MLflow as {where['mlflow_artifacts']} (mlflow artifacts download "
+                 f"--artifact-uri {where['mlflow_artifacts']} --dst-path DIR)")
+    return note
 
 
 def _recreate(ctx: Context, best: optuna.trial.FrozenTrial) -> Evaluation:

@@ -1,14 +1,20 @@
 """Running a study: K worker processes on one storage, a parent MLflow run, progress.
 
 Storage defaults to ``sqlite:///OUT/study.db``; running the same command again resumes the study.
-Several processes may work on one study (``workers = K`` or K invocations); the budget rules are
-in :mod:`tuner.budget`, the stores in :mod:`tuner.storage`, one trial in :mod:`tuner.objective`.
+Several processes may work on one study (``workers = K``, or K invocations on one host or on K
+hosts sharing a PostgreSQL storage and an MLflow server); the budget rules are in
+:mod:`tuner.budget`, the stores in :mod:`tuner.storage`, one trial in :mod:`tuner.objective`.
+
+A worker returns only when every trial of the budget has finished (or ``study.timeout`` has
+passed): while other workers' trials run it waits, failing dead workers' trials when Optuna's
+heartbeat says so (and their MLflow runs with them), and runs the trials they leave undone.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import socket
 import time
 from typing import Any
 
@@ -16,12 +22,18 @@ import optuna
 from optuna.trial import FrozenTrial
 
 from tuner import plots
-from tuner.budget import Budget, budget_used, fail_dead_local_trials
+from tuner.budget import (
+    Budget,
+    budget_used,
+    fail_dead_local_trials,
+    fail_stale,
+    interrupted_owners,
+)
 from tuner.config import Config
 from tuner.context import Context, prepare
 from tuner.objective import TrackedObjective
 from tuner.quiet import quiet_libraries
-from tuner.storage import open_stores
+from tuner.storage import heartbeat_seconds, open_stores
 from tuner.tracking import Tracker
 from tuner.trials import best_feasible, trials_frame
 
@@ -31,22 +43,55 @@ def threads_per_worker(workers: int) -> int:
     return max(1, (os.cpu_count() or 1) // workers)
 
 
-def _optimize(ctx: Context, worker: int, parent_run: str, budget: int,
+def _reap(study: optuna.Study, tracker: Tracker) -> None:
+    """Fail dead workers' trials (any host, by heartbeat) and then their MLflow runs."""
+    fail_stale(study)
+    me = (socket.gethostname(), str(os.getpid()))
+    tracker.fail_runs_of(interrupted_owners(study) - {me},
+                         "its worker stopped sending heartbeats (died?); marked FAILED")
+
+
+def _optimize(ctx: Context, parent_run: str, budget: int,
               callbacks: list[Any] | None = None) -> None:
-    tracker, study = open_stores(ctx, worker)
-    remaining = budget - budget_used(study, in_flight=True)
-    if remaining <= 0:
-        return
+    tracker, study = open_stores(ctx, optimizing=True)
     objective = TrackedObjective(ctx, tracker, parent_run,
                                  threads_per_worker(ctx.cfg.study.workers), budget)
-    study.optimize(objective, n_trials=remaining, timeout=ctx.cfg.study.timeout,
-                   catch=(Exception,), callbacks=[Budget(budget), *(callbacks or [])],
-                   gc_after_trial=True)
+    timeout = ctx.cfg.study.timeout
+    deadline = None if timeout is None else time.monotonic() + timeout
+    waits = ctx.storage_url.startswith(("sqlite", "postgres", "mysql"))  # heartbeat
+    beat, grace = heartbeat_seconds()
+    waiting_since = None
+    while budget_used(study) < budget:
+        now = time.monotonic()
+        if deadline is not None and now >= deadline:
+            break
+        free = budget - budget_used(study, in_flight=True)
+        if free > 0:
+            waiting_since = None
+            study.optimize(objective, n_trials=free,
+                           timeout=None if deadline is None else deadline - now,
+                           catch=(Exception,), callbacks=[Budget(budget), *(callbacks or [])],
+                           gc_after_trial=True)
+            continue
+        if not waits:  # a journal file has no heartbeat: nothing would fail a dead trial
+            break
+        # the budget is taken, but other workers' trials still run: wait for them (polling
+        # every second), and every heartbeat interval fail those whose worker died
+        if waiting_since is None:
+            waiting_since = last_reap = now
+        elif now - last_reap >= beat:
+            if now - waiting_since < beat * 1.5:
+                print(f"waiting for trials of other workers (one whose worker died is failed "
+                      f"after {grace} s without heartbeat, and run again)", flush=True)
+            _reap(study, tracker)
+            last_reap = now
+        time.sleep(1.0)
+    _reap(study, tracker)
 
 
-def _worker_main(cfg: Config, worker: int, parent_run: str, budget: int) -> None:
+def _worker_main(cfg: Config, parent_run: str, budget: int) -> None:
     quiet_libraries()
-    _optimize(prepare(cfg), worker, parent_run, budget)
+    _optimize(prepare(cfg), parent_run, budget)
 
 
 def run_study(ctx: Context, *, progress: bool = True) -> optuna.Study:
@@ -54,6 +99,7 @@ def run_study(ctx: Context, *, progress: bool = True) -> optuna.Study:
     cfg = ctx.cfg
     tracker, study = open_stores(ctx)  # creates both databases before any worker starts
     fixed = fail_dead_local_trials(study) + tracker.fail_orphans()
+    _reap(study, tracker)
     if fixed:
         print(f"marked {fixed} trial(s)/run(s) left running by a dead process as FAILED")
     parent = tracker.start(f"study-{time.strftime('%Y%m%d-%H%M%S')}",
@@ -72,12 +118,12 @@ def run_study(ctx: Context, *, progress: bool = True) -> optuna.Study:
             # no more processes than trials left: each starts one before it checks the budget
             workers = min(cfg.study.workers, cfg.study.n_trials - done)
             procs = [mp.get_context("spawn").Process(
-                target=_worker_main, args=(cfg, w, parent, cfg.study.n_trials), daemon=False)
+                target=_worker_main, args=(cfg, parent, cfg.study.n_trials), daemon=False)
                 for w in range(1, workers)]
             for p in procs:
                 p.start()
             bar = _Progress(cfg.study.n_trials, done, progress)
-            _optimize(ctx, 0, parent, cfg.study.n_trials, callbacks=[bar])
+            _optimize(ctx, parent, cfg.study.n_trials, callbacks=[bar])
             for p in procs:
                 p.join()
             bar.close()

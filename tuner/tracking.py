@@ -6,7 +6,14 @@ turned off (there is no network) when a tracker is made, not at import. Only num
 parameters, tags and plots are logged: never real records, SDV metadata or model pickles.
 
 Runs are tagged with the host and process id that own them, so a later invocation can mark the
-runs of a killed process as FAILED instead of leaving them "running" forever.
+runs of a killed process as FAILED instead of leaving them "running" forever, and a worker on
+another host can do the same for a worker whose trial Optuna's heartbeat failed.
+
+With an MLflow tracking server (``http://``), the experiment is created without an artifact
+location, so that the server's own store (``mlflow server --serve-artifacts``: ``mlflow-artifacts:``
+URIs, uploaded and downloaded through the server) holds every artifact and any host reads them.
+Two workers creating the experiment at once: the second is answered RESOURCE_ALREADY_EXISTS and
+looks it up again.
 """
 
 from __future__ import annotations
@@ -34,7 +41,14 @@ def local_uri(output: Path) -> str:
     return f"sqlite:///{(output / 'mlflow.db').resolve()}"
 
 
+def is_remote(uri: str) -> bool:
+    """An MLflow tracking server (its artifacts are served by it, not written here)."""
+    return uri.startswith(("http://", "https://"))
+
+
 def ui_command(uri: str, output: Path) -> str:
+    if is_remote(uri):
+        return f"(the MLflow server serves its own UI at {uri})"
     return (f"mlflow ui --backend-store-uri {uri} "
             f"--default-artifact-root {(output / 'mlartifacts').resolve()} --port 5000")
 
@@ -45,20 +59,36 @@ class Tracker:
     def __init__(self, uri: str, experiment: str, output: Path) -> None:
         os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
         os.environ.setdefault("DO_NOT_TRACK", "true")
+        # with a server, MLflow prints a "View run at" link for every run ended: one per trial
+        os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
         from mlflow.tracking import MlflowClient
 
         self.uri = uri
         self.client = MlflowClient(tracking_uri=uri)
         found = self.client.get_experiment_by_name(experiment)
-        if found is None:
+        self.experiment_id = found.experiment_id if found else self._create(experiment, output)
+
+    def _create(self, experiment: str, output: Path) -> str:
+        from mlflow.exceptions import MlflowException
+
+        location = None
+        if not is_remote(self.uri):
             artifacts = (output / "mlartifacts").resolve()
             artifacts.mkdir(parents=True, exist_ok=True)
-            self.experiment_id = self.client.create_experiment(
-                experiment, artifact_location=artifacts.as_uri(), tags=EXPERIMENT_TAGS)
-            if uri == local_uri(output):
-                self._drop_empty_default()
-        else:
-            self.experiment_id = found.experiment_id
+            location = artifacts.as_uri()
+        try:
+            made = self.client.create_experiment(experiment, artifact_location=location,
+                                                 tags=EXPERIMENT_TAGS)
+        except MlflowException as exc:
+            if exc.error_code != "RESOURCE_ALREADY_EXISTS":
+                raise
+            found = self.client.get_experiment_by_name(experiment)  # another worker made it
+            if found is None:
+                raise
+            return str(found.experiment_id)
+        if self.uri == local_uri(output):
+            self._drop_empty_default()
+        return str(made)
 
     def _drop_empty_default(self) -> None:
         """MLflow creates a "Default" experiment in every new store; in the study's own store an
@@ -75,6 +105,10 @@ class Tracker:
             if run.info.run_id != run_id:
                 self.client.set_tag(run.info.run_id, RELEASED_TAG, "false")
         self.client.set_tag(run_id, RELEASED_TAG, "true")
+
+    def log_folder(self, run_id: str, folder: Path, artifact_path: str) -> None:
+        """Every file of ``folder`` as artifacts of ``run_id`` under ``artifact_path``."""
+        self.client.log_artifacts(run_id, str(folder), artifact_path)
 
     def log_table(self, run_id: str, name: str, frame: Any) -> None:
         self.client.log_table(run_id, data=frame, artifact_file=name)
@@ -124,6 +158,21 @@ class Tracker:
             if tags.get(HOST_TAG) == host and pid and not pid_alive(int(pid)):
                 self.client.set_tag(run.info.run_id, "risk_tuner.note",
                                     "owning process died (killed?); marked FAILED on resume")
+                self.client.set_terminated(run.info.run_id, "FAILED")
+                fixed += 1
+        return fixed
+
+    def fail_runs_of(self, owners: set[tuple[str, str]], note: str) -> int:
+        """Mark the RUNNING runs owned by ``(host, pid)`` in ``owners`` as FAILED (a worker on
+        any host whose trial Optuna's heartbeat failed: its invocation's run and its trial's)."""
+        if not owners:
+            return 0
+        fixed = 0
+        for run in self.client.search_runs([self.experiment_id], "attributes.status = 'RUNNING'",
+                                           max_results=5000):
+            tags = run.data.tags
+            if (tags.get(HOST_TAG), tags.get(PID_TAG)) in owners:
+                self.client.set_tag(run.info.run_id, "risk_tuner.note", note)
                 self.client.set_terminated(run.info.run_id, "FAILED")
                 fixed += 1
         return fixed
