@@ -52,15 +52,16 @@ def _summary(cfg, ctx, release_dir: Path | None, note: str = "") -> None:  # noq
     print(f"  Optuna storage: {storage}")
     print(f"  MLflow store  : {ctx.mlflow_uri}")
     if release_dir is not None:
-        print(f"  release       : {release_dir.resolve()} (manifest.json, report.md, "
-              "synthetic.csv)")
+        print(f"  release       : {release_dir.resolve()} (synthetic.csv, manifest.json, "
+              "report.html for the review board)")
     elif note:
         print(f"  release       : exported by another worker: {note}")
     print("Open the MLflow UI on them with:")
     print(f"  {ui_command(ctx.mlflow_uri, out)}")
     where = ctx.mlflow_uri if is_remote(ctx.mlflow_uri) else "http://127.0.0.1:5000"
-    print(f"  then browse {where} (experiment "
-          f"{cfg.study.name!r}: one parent run per invocation, a nested run per trial)")
+    print(f"  then browse {where}/#/experiments?workflowType=machine_learning (experiment "
+          f"{cfg.study.name!r}: one parent run per invocation, a nested run per trial; the run "
+          "tagged released = true is the release)")
 
 
 def _run(cfg, *, progress: bool) -> int:  # noqa: ANN001

@@ -135,8 +135,11 @@ def page(m: dict[str, Any], folder: Path) -> str:
         elif kind == "img":
             data = base64.b64encode((folder / content).read_bytes()).decode()
             body.append(f'<img alt="{html.escape(content)}" src="data:image/png;base64,{data}">')
-        elif kind == "li":
-            body.append(f"<ul><li>{_inline(content)}</li></ul>")
+        elif kind == "li":  # consecutive items share one list
+            if body and body[-1].endswith("</li></ul>"):
+                body[-1] = body[-1][: -len("</ul>")] + f"<li>{_inline(content)}</li></ul>"
+            else:
+                body.append(f"<ul><li>{_inline(content)}</li></ul>")
         else:
             body.append(f"<p>{_inline(content)}</p>")
     style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;line-height:1.4}"
