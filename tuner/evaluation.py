@@ -129,7 +129,7 @@ def score(cfg: Config, split: Split, synthetic: pd.DataFrame, *, seed: int) -> d
     inputs = measures.Inputs(
         train=split.train, holdout=split.holdout, synthetic=synthetic, options=cfg.risk,
         population_size=cfg.data.population_size, quasi_identifiers=cfg.data.quasi_identifiers,
-        seed=seed, removed_rows=removed, sampled=sampled)
+        seed=seed, removed_rows=removed, sampled=sampled, study_seed=cfg.study.seed)
     outcomes: dict[str, measures.Outcome] = {}
     constraints: dict[str, float] = {}
     for spec in measures.enabled(cfg.risk):

@@ -230,3 +230,86 @@ def test_adult_copy_and_fresh_records():
     fresh = exact_copies(train, holdout.copy(), holdout=holdout.sample(frac=1, random_state=1))
     assert fresh.train_share < 0.01 and fresh.holdout_share == 1.0
     assert fresh.difference < 0
+
+
+# near copies: numeric columns binned on the real records (train + holdout), as M bins them
+
+def _slow_binned(train, synthetic, holdout, bins):
+    """Obvious definition: equal-width bins of each numeric column with more than ``bins``
+    distinct real values, edges spanning the real values, end bins open; then the exact loop."""
+    real = pd.concat([train, holdout])
+    out = []
+    for frame in (train, synthetic, holdout):
+        coded = frame.copy()
+        for col in frame.columns:
+            values = real[col].dropna()
+            if not pd.api.types.is_numeric_dtype(real[col]) or values.nunique() <= bins:
+                continue
+            lo, hi = values.min(), values.max()
+            width = (hi - lo) / bins
+
+            def code(v, lo=lo, width=width):
+                if pd.isna(v):
+                    return -1
+                return int(min(max((v - lo) // width, 0), bins - 1))
+            coded[col] = [code(v) for v in frame[col]]
+        out.append(coded)
+    return _slow(out[0], out[1], out[2])
+
+
+@st.composite
+def numeric_tables(draw):
+    sizes = [draw(st.integers(1, 12)) for _ in range(3)]
+
+    def table(n):
+        return pd.DataFrame({
+            "x": draw(st.lists(st.sampled_from([0.0, 0.3, 1.1, 2.0, 4.7, 9.9, np.nan]),
+                               min_size=n, max_size=n)),
+            "s": draw(st.lists(st.sampled_from(["a", "b"]), min_size=n, max_size=n)),
+        })
+    return tuple(table(n) for n in sizes)
+
+
+@settings(max_examples=60, deadline=None)
+@given(numeric_tables(), st.integers(1, 5))
+def test_binned_copies_equal_slow_loop(frames, bins):
+    train, holdout, synthetic = frames
+    res = exact_copies(train, synthetic, holdout=holdout, numeric_bins=bins)
+    want = _slow_binned(train, synthetic, holdout, bins)
+    assert {k: getattr(res, k) for k in want} == want
+    assert res.numeric_bins == bins
+
+
+def test_near_copies_count_only_with_bins():
+    rng = np.random.default_rng(1)
+    real = pd.DataFrame({"w": rng.uniform(1e4, 1e6, 400), "age": rng.uniform(17, 90, 400),
+                         "s": rng.choice(list("abcd"), 400)})
+    train, holdout = real.iloc[:200], real.iloc[200:]
+    nudged = train.assign(w=train["w"] * 1.001)  # every record a near copy, none exact
+    exact = exact_copies(train, nudged, holdout=holdout)
+    near = exact_copies(train, nudged, holdout=holdout, numeric_bins=20)
+    assert exact.train_copies == 0 and exact.binned_columns == ()
+    assert near.binned_columns == ("w", "age")
+    # nearly every record falls in its original bins; 1,600 cells: few holdout matches
+    assert near.train_share > 0.95
+    assert near.holdout_share < 0.3
+    assert near.difference > 0.6
+    # a synthetic outlier does not move the bins fitted on the real records
+    outlier = pd.concat([nudged, pd.DataFrame({"w": [1e12], "age": [train["age"].iloc[0]],
+                                               "s": ["a"]})], ignore_index=True)
+    again = exact_copies(train, outlier, holdout=holdout, numeric_bins=20)
+    assert again.n_synthetic == near.n_synthetic + 1
+    # (bins stretched to 1e12 would put every w in one bin: most holdout records would match)
+    assert again.train_copies - near.train_copies in (0, 1)  # the outlier: top end bin
+    assert again.holdout_copies - near.holdout_copies in (0, 1)
+    # few distinct values are compared exactly, as without bins
+    few = pd.DataFrame({"k": [1.0, 2.0, 3.0] * 10, "s": ["a"] * 30})
+    res = exact_copies(few, few.assign(k=few["k"] + 0.001), numeric_bins=20)
+    assert res.train_copies == 0 and res.binned_columns == ()
+
+
+def test_numeric_bins_is_checked():
+    with pytest.raises(RiskInputError, match="numeric_bins >= 1"):
+        exact_copies(TRAIN, SYNTHETIC, numeric_bins=0)
+    with pytest.raises(TypeError, match="`numeric_bins` must be an integer"):
+        exact_copies(TRAIN, SYNTHETIC, numeric_bins=2.5)

@@ -58,6 +58,7 @@ class Inputs:
     seed: int
     removed_rows: int = 0  # synthetic records the gate removed before scoring (replicated uniques)
     sampled: pd.DataFrame | None = None  # the synthetic data as sampled, before the gate
+    study_seed: int = 0  # the study's seed: for what depends on the split only, not the trial
 
     @property
     def as_sampled(self) -> pd.DataFrame:

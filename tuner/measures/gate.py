@@ -20,6 +20,14 @@ when removing its copies of unique records would leave only copies of common one
 a verbatim copy of the training data has 7.1 % more exact copies of train than of holdout; after
 the removal the excess would vanish, since the records left are combinations shared by several
 people).
+
+Near copies: a copy with one numeric value nudged is no exact copy. ``near_copies`` counts
+copies on every column with the numeric ones binned as M bins them (``numeric_bins``, bins
+fitted on the real records), train share minus holdout share, limited by ``near_copy_limit``
+(default 0.05, the copies limit). In ``experiments/membership_validation`` (finding 5) a
+generator copying 10 % of its records with one value nudged passed M, exact copies and DCR in
+all 25 trials; this measure was 0.089-0.100 for every one of them and <= 0.001 for SDV's Gaussian
+copula, CTGAN and CopulaGAN.
 """
 
 from __future__ import annotations
@@ -86,6 +94,30 @@ def _copies_report(label: str, r: Any, o: Mapping[str, Any]) -> list[ReportRow]:
 DCR_SAMPLE = 5_000  # synthetic records a trial's DCR looks at (Wilson 95 %: about +-0.014)
 
 
+def _near_copies(inp: Inputs) -> Outcome:
+    result = risk.exact_copies(inp.train, inp.as_sampled, holdout=inp.holdout,
+                               numeric_bins=inp.options["numeric_bins"])
+    return Outcome({"": result})
+
+
+def _near_metrics(r: Any) -> dict[str, float]:
+    return {"near_copies_train_share": r.train_share,
+            "near_copies_holdout_share": num(r.holdout_share),
+            "near_copies_difference": num(r.difference),
+            "near_copies_binned_columns": float(len(r.binned_columns))}
+
+
+def _near_report(label: str, r: Any, o: Mapping[str, Any]) -> list[ReportRow]:
+    binned = ", ".join(r.binned_columns) or "none (every column compared exactly)"
+    return [ReportRow(
+        "near copies (numeric columns binned): train - holdout share",
+        f"{num(r.difference):+.4f} ({r.train_share:.4f} - {num(r.holdout_share):.4f})",
+        f"<= {o['near_copy_limit']}",
+        f"Synthetic records equal to a training record once numeric values are cut into "
+        f"{r.numeric_bins} bins ({binned}), beyond chance: catches copies with a value "
+        "nudged, which no exact check sees.")]
+
+
 def _dcr(inp: Inputs) -> Outcome:
     # exact nearest neighbours of a seeded sample of the synthetic records: the share is an
     # estimate with its interval, at a quarter of the cost on 20,000 rows (the bench_trial block
@@ -150,6 +182,20 @@ SPECS = (
         compute=_unique_copies,
         metrics=_unique_metrics,
         bounds=(Bound("unique_copies", "released_unique_copies", 0.0),),
+    ),
+    MeasureSpec(
+        "near_copies",
+        options=(
+            Option("near_copy_limit", "float", 0.05,
+                   "share of synthetic records equal to a train record with numeric columns "
+                   "binned (numeric_bins), minus that of holdout, <= near_copy_limit",
+                   difference_limit("near_copy_limit")),
+        ),
+        enabled=lambda o: True,
+        compute=_near_copies,
+        metrics=_near_metrics,
+        bounds=(Bound("near_copies", "near_copies_difference", "near_copy_limit"),),
+        report=_near_report,
     ),
     MeasureSpec(
         "dcr",

@@ -1,9 +1,24 @@
-"""Membership disclosure by the partition method (El Emam, Mosquera & Fang 2022; DESIGN 3)."""
+"""Membership disclosure by the partition method (El Emam, Mosquera & Fang 2022; DESIGN 3).
+
+**The copy ceiling.** M can be blind whatever the number of members per attack set: with few
+distinct key combinations, or a generous Hamming threshold, holdout records share the training
+records' keys, and even a verbatim copy of the training data scores M <= 0.2
+(``experiments/membership_validation``, finding 3: M = -0.002 to 0.091 for a copy with Adult's
+six keys or at h = 2). Each trial therefore also reports ``m_copy_ceiling``, the M of the
+training data themselves as the synthetic data (the most this attack can see; it depends on the
+split, the quasi-identifiers, h and the bins only, so it is computed once per process and seeded
+by the study's seed). When the ceiling is <= ``m_threshold``, M cannot bind: the trial's result
+says so (``can_bind`` False, with the reason in ``warning``), as below 20 members per attack
+set, and the gate's measures (copies, near copies, DCR) decide.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
+
+import pandas as pd
 
 import risk
 from tuner.measures.base import (
@@ -22,15 +37,43 @@ NUMERIC_BINS = Option("numeric_bins", "int", 20,
                       at_least("numeric_bins", 1))
 
 
-def _compute(inp: Inputs) -> Outcome:
+def _membership(inp: Inputs, synthetic: pd.DataFrame, seed: int) -> risk.MembershipResult:
     o = inp.options
     qis = list(inp.quasi_identifiers) if inp.quasi_identifiers else None
-    result = risk.membership_disclosure(
-        inp.train, inp.holdout, inp.synthetic, population_size=inp.population_size,
+    return risk.membership_disclosure(
+        inp.train, inp.holdout, synthetic, population_size=inp.population_size,
         quasi_identifiers=qis, hamming_threshold=o["hamming_threshold"], repeats=o["repeats"],
-        numeric_bins=o["numeric_bins"], m_threshold=o["m_threshold"], random_state=inp.seed,
+        numeric_bins=o["numeric_bins"], m_threshold=o["m_threshold"], random_state=seed,
     )
-    return Outcome({"": result})
+
+
+_CEILINGS: dict[tuple[Any, ...], float] = {}
+
+
+def copy_ceiling(inp: Inputs) -> float:
+    """M of a verbatim copy of the training data under the trial's attack (cached per split and
+    options: the same for every trial of a study)."""
+    o = inp.options
+    key = (int(pd.util.hash_pandas_object(inp.train).sum()),
+           int(pd.util.hash_pandas_object(inp.holdout).sum()), len(inp.train),
+           len(inp.holdout), inp.population_size, inp.quasi_identifiers,
+           o["hamming_threshold"], o["repeats"], o["numeric_bins"], inp.study_seed)
+    if key not in _CEILINGS:
+        _CEILINGS[key] = _membership(inp, inp.train, inp.study_seed).m
+    return _CEILINGS[key]
+
+
+def _compute(inp: Inputs) -> Outcome:
+    result = _membership(inp, inp.synthetic, inp.seed)
+    ceiling = copy_ceiling(inp)
+    if result.can_bind and ceiling <= result.m_threshold:
+        result = dataclasses.replace(result, can_bind=False, warning=(
+            f"a verbatim copy of the training data scores M = {ceiling:.3f} <= "
+            f"{result.m_threshold} under this attack (quasi-identifiers, h = "
+            f"{result.hamming_threshold}, bins): holdout records share the training records' "
+            "keys, so no synthetic data can push M past the threshold. Use more or finer "
+            "quasi-identifiers or h = 0; meanwhile the gate's measures decide."))
+    return Outcome({"": result}, {"m_copy_ceiling": ceiling})
 
 
 def _metrics(r: Any) -> dict[str, float]:
