@@ -173,6 +173,28 @@ def _fit_predict(
     return np.split(predictions, np.cumsum([len(q) for q in queries])[:-1])
 
 
+# The attack trained on the original answers the same for every synthetic data set of a study:
+# a tuner scoring many trials against one training split recomputes it only when the split,
+# keys, target, encoding or seed change (a few recent entries, read-only arrays).
+_ORIGINAL_MODEL_CACHE: dict[tuple[Any, ...], np.ndarray] = {}
+_CACHE_ENTRIES = 8
+
+
+def _content_hash(frame: pd.DataFrame) -> tuple[int, int, tuple[str, ...]]:
+    """Order-sensitive fingerprint of a frame's values (and shape and dtypes)."""
+    hashed = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    weights = np.arange(1, hashed.size + 1, dtype=np.uint64)
+    return (int((hashed * weights).sum()), len(frame),
+            tuple(f"{c}:{t}" for c, t in frame.dtypes.astype(str).items()))
+
+
+def _remember(key: tuple[Any, ...], predictions: np.ndarray) -> None:
+    while len(_ORIGINAL_MODEL_CACHE) >= _CACHE_ENTRIES:
+        _ORIGINAL_MODEL_CACHE.pop(next(iter(_ORIGINAL_MODEL_CACHE)))
+    predictions.setflags(write=False)
+    _ORIGINAL_MODEL_CACHE[key] = predictions
+
+
 def _numeric_scores(y: np.ndarray, pred: np.ndarray, tol: float) -> tuple[float, np.ndarray]:
     err = np.abs(pred.astype(float) - y)
     within = err <= tol * np.abs(y)
@@ -223,6 +245,11 @@ def attribute_inference(
     so each estimator is fitted on its rows sorted by content and then shuffled with
     ``random_state``: ties are broken at random, and for a given seed the result does not
     depend on how the frames are sorted.
+
+    The default attack's predictions from the model trained on ``original`` are kept for reuse
+    (a few recent ones, keyed by the content of ``original``'s keys and target, the encoding and
+    the seed): a tuner scoring many synthetic data sets against one training split fits that
+    model once (DESIGN 5's ``risk_original_model``; same numbers as a fresh fit).
     """
     key_list = check_column_list(keys, "keys")
     target = check_column_name(target, "target")
@@ -269,7 +296,15 @@ def attribute_inference(
 
     queries = [original] + ([holdout] if holdout is not None else [])
     preds = _fit_predict(pipeline(), synthetic, key_list, target, seed, *queries)
-    (pred_orig_model,) = _fit_predict(pipeline(), original, key_list, target, seed, original)
+    cache_key = None
+    if estimator is None:  # the default k-NN is deterministic: its answer can be reused
+        cache_key = (_content_hash(original[cols]), tuple(key_list), target, target_type,
+                     tuple(sorted(numeric_keys)), seed)
+    pred_orig_model = _ORIGINAL_MODEL_CACHE.get(cache_key) if cache_key else None
+    if pred_orig_model is None:
+        (pred_orig_model,) = _fit_predict(pipeline(), original, key_list, target, seed, original)
+        if cache_key:
+            _remember(cache_key, pred_orig_model)
     y = original[target].to_numpy()
 
     if numeric:

@@ -171,3 +171,47 @@ def test_seed_is_recorded_and_reproduces():
     risks = {risk.attribute_inference(frame.iloc[:100], frame.iloc[100:], keys="k", target="t",
                                       random_state=s).risk for s in range(4)}
     assert len(risks) > 1
+
+
+def test_the_original_model_is_reused_with_the_same_numbers(monkeypatch):
+    import risk.inference as inference
+
+    rng = np.random.default_rng(3)
+    n = 300
+    frame = pd.DataFrame({"a": rng.integers(0, 5, n), "b": rng.choice(list("xyz"), n),
+                          "y": rng.choice(["lo", "hi"], n)})
+    original, holdout = frame.iloc[:150], frame.iloc[150:]
+    syn1 = frame.sample(150, random_state=1)
+    syn2 = frame.sample(150, random_state=2)
+    monkeypatch.setattr(inference, "_ORIGINAL_MODEL_CACHE", {})
+    fits: list[int] = []
+    real = inference._fit_predict
+
+    def counting(model, train, *args):
+        fits.append(len(train))
+        return real(model, train, *args)
+
+    monkeypatch.setattr(inference, "_fit_predict", counting)
+    kw = dict(keys=["a", "b"], target="y", holdout=holdout, random_state=5)
+    first = risk.attribute_inference(original, syn1, **kw)
+    second = risk.attribute_inference(original, syn2, **kw)
+    assert len(fits) == 3  # synthetic, original, synthetic: the original model once
+    monkeypatch.setattr(inference, "_ORIGINAL_MODEL_CACHE", {})
+    fresh = risk.attribute_inference(original, syn2, **kw)
+    assert fresh == second and first.risk_original_model == second.risk_original_model
+    # any change to the original, its order, the seed or the estimator is a fresh fit
+    changed = original.copy()
+    changed.iloc[0, 2] = "lo" if changed.iloc[0, 2] == "hi" else "hi"
+    n_fits = len(fits)
+    risk.attribute_inference(changed, syn2, **kw)
+    risk.attribute_inference(original.iloc[::-1], syn2, **kw)
+    risk.attribute_inference(original, syn2, **(kw | {"random_state": 6}))
+    assert len(fits) - n_fits == 6
+    monkeypatch.setattr(inference, "_ORIGINAL_MODEL_CACHE", {})
+    reversed_fresh = risk.attribute_inference(original.iloc[::-1], syn2, **kw)
+    assert reversed_fresh == risk.attribute_inference(original.iloc[::-1], syn2, **kw)
+    tree = DecisionTreeClassifier(random_state=0)
+    n_fits = len(fits)
+    risk.attribute_inference(original, syn2, estimator=tree, **kw)
+    risk.attribute_inference(original, syn2, estimator=tree, **kw)
+    assert len(fits) - n_fits == 4  # a user's estimator is never cached

@@ -90,6 +90,8 @@ def _disclosure_report(label: str, d: Any, o: Mapping[str, Any]) -> list[ReportR
 
 
 def _inference(inp: Inputs) -> Outcome:
+    # seeded by the study's seed (ties between equidistant records): the attack trained on the
+    # original is then the same for every trial and fitted once per process (risk.inference)
     o = inp.options
     keys = list(o["cap_keys"])
     results: dict[str, risk.Result] = {}
@@ -103,7 +105,7 @@ def _inference(inp: Inputs) -> Outcome:
                                                              inp.holdout)))
         results[t] = risk.attribute_inference(
             inp.train.dropna(subset=cols), inp.synthetic.dropna(subset=cols), keys=keys,
-            target=t, holdout=inp.holdout.dropna(subset=cols), random_state=inp.seed)
+            target=t, holdout=inp.holdout.dropna(subset=cols), random_state=inp.study_seed)
     return Outcome(results, extra)
 
 

@@ -64,15 +64,18 @@ def copy_ceiling(inp: Inputs) -> float:
 
 
 def _compute(inp: Inputs) -> Outcome:
+    o = inp.options
     result = _membership(inp, inp.synthetic, inp.seed)
     ceiling = copy_ceiling(inp)
     if result.can_bind and ceiling <= result.m_threshold:
         result = dataclasses.replace(result, can_bind=False, warning=(
             f"a verbatim copy of the training data scores M = {ceiling:.3f} <= "
             f"{result.m_threshold} under this attack (quasi-identifiers, h = "
-            f"{result.hamming_threshold}, bins): holdout records share the training records' "
-            "keys, so no synthetic data can push M past the threshold. Use more or finer "
-            "quasi-identifiers or h = 0; meanwhile the gate's measures decide."))
+            f"{result.hamming_threshold}, {o['numeric_bins']} bins): holdout records share the "
+            "training records' keys, so no synthetic data can push M past the threshold. "
+            "More quasi-identifiers, more numeric_bins"
+            + (" or a lower hamming_threshold" if result.hamming_threshold else "")
+            + " would let M see copies."))
     return Outcome({"": result}, {"m_copy_ceiling": ceiling})
 
 
