@@ -27,7 +27,8 @@ def write_section(path: Path, name: str, text: str) -> None:
     old = path.read_text() if path.exists() else ""
     if begin in old and end in old:
         head, rest = old.split(begin, 1)
-        new = head + block + rest.split(end, 1)[1].lstrip("\n")
+        tail = rest.split(end, 1)[1].lstrip("\n")
+        new = head + block + ("\n" + tail if tail else "")  # one blank line between blocks
     else:
         new = old + ("\n" if old and not old.endswith("\n\n") else "") + block
     path.write_text(new)

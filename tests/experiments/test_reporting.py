@@ -14,3 +14,6 @@ def test_write_section_replaces_own_block_and_keeps_others(tmp_path):
     assert "old" not in text and text.count("# risk\nnew") == 1
     assert text.count("## cart\ntable") == 1
     assert text.index("# risk") < text.index("## cart")  # a block keeps its place
+    # replacing a block keeps exactly one blank line before the next one, run after run
+    write_section(path, "risk", "# risk\nnewer")
+    assert "<!-- end risk -->\n\n<!-- begin cart -->" in path.read_text()
