@@ -467,19 +467,13 @@ def _largest_attack_size(t, n_train, n_holdout):
     return best
 
 
-_ROUNDING_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="library bug: the default attack size starts from floor(n_holdout / (1 - t)) and "
-    "floor(n_train / t) + 1, which ignore the rounding of a t, so it can stop a few records "
-    "short of the largest size both pools allow (DESIGN 3 step 2)",
-)
 
 
 @pytest.mark.parametrize(("n_train", "n_holdout", "t"), [
     (100, 100, 0.5), (300, 300, 0.25), (400, 100, 0.1), (50, 400, 0.7), (1000, 3000, 0.2),
     (30_000, 30_000, 0.5),  # the cap of 10,000
-    pytest.param(300, 300, 0.3, marks=_ROUNDING_BUG),  # 429 = 129 + 300 fits; 428 is chosen
-    pytest.param(5, 100, 0.1, marks=_ROUNDING_BUG),  # 54 = 5 + 49 fits; 51 is chosen
+    (300, 300, 0.3),  # 429 = 129 + 300 fits (the bounds once ignored the rounding: 428)
+    (5, 100, 0.1),  # 54 = 5 + 49 fits (was 51)
 ])
 def test_default_attack_size_is_the_largest_both_pools_allow(n_train, n_holdout, t):
     rng = np.random.default_rng(0)
@@ -542,3 +536,20 @@ def test_negative_m_when_synthetic_data_resemble_non_members():
     assert res.m < 0 and res.f1 < res.f_naive
     assert res.m >= -2 * 0.5 / (1 - 0.5)  # the floor -2t/(1-t), reached at F1 = 0
     assert res.acceptable and res.can_bind
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 3000), st.integers(1, 3000), st.floats(0.001, 0.999))
+def test_default_attack_size_matches_brute_force(n_train, n_holdout, t):
+    from risk._partition import members_in_attack, resolve_attack_size
+
+    want = _largest_attack_size(t, n_train, n_holdout)
+    if want is None:  # no set holds a member and a non-member: all non-members, or an error
+        try:
+            a = resolve_attack_size(None, t, n_train, n_holdout)
+        except risk.RiskInputError as exc:
+            assert "No attack set can hold a non-member" in str(exc)
+        else:
+            assert members_in_attack(a, t) == 0 and 1 <= a <= n_holdout
+    else:
+        assert resolve_attack_size(None, t, n_train, n_holdout) == want
