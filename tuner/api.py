@@ -30,7 +30,7 @@ from tuner import report
 from tuner.config import Config, ConfigError
 from tuner.context import prepare
 from tuner.release import RELEASED_ATTR, NoFeasibleTrial, export
-from tuner.storage import storage
+from tuner.storage import open_study, storage
 from tuner.study import run_study
 from tuner.tracking import local_uri
 from tuner.trials import best_feasible, trials_frame
@@ -102,7 +102,8 @@ class TunedStudy:
     def release(self, folder: Path | None = None) -> Path:
         """Re-create the best feasible trial's data (reads the data) and export it."""
         ctx = prepare(self.config())
-        return export(ctx, self.optuna_study, folder)
+        # open_study refuses a study that was run on other data (DataChanged, exit 2)
+        return export(ctx, open_study(ctx), folder)
 
 
 def load_config(source: str | Path | Mapping[str, Any] | None, **overrides: Any) -> Config:

@@ -12,6 +12,13 @@ small leaves copy real records. ``smoothing`` adds Gaussian kernel noise to nume
 with a per-leaf bandwidth ``1.06 * sd * n^(-1/5)`` (Silverman's rule, as synthpop's
 ``smoothing="density"``).
 
+Partial synthesis (Reiter 2005; synthpop's ``method = ""`` for a kept variable): with ``keep``,
+those columns are not modelled but given. They come first and are predictors of every modelled
+column, which are visited in the chosen order after them (the first modelled column is then a
+tree on the kept ones, not a marginal). ``sample_remaining_columns(known)`` draws the modelled
+columns for each row of ``known`` at once (one pass of the trees over all rows: no per-condition
+loop, no rejection), so row i of the result carries row i's kept values exactly.
+
 Subclassing SDV's ``BaseSingleTableSynthesizer`` gives metadata handling, constraints,
 reverse transforms, ``sample``, ``save`` and ``load`` like any SDV synthesiser. Categorical
 columns reach the model untransformed (as for CTGAN) and are split on as integer codes.
@@ -21,11 +28,12 @@ Beware: a fitted model holds training values (the donors), so never publish its 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from sdv.single_table.base import BaseSingleTableSynthesizer
+from sdv.single_table.base import FIXED_RNG_SEED, BaseSingleTableSynthesizer
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 VISIT_ORDERS = ("original", "reversed", "random")
@@ -34,6 +42,7 @@ VISIT_ORDERS = ("original", "reversed", "random")
 @dataclasses.dataclass
 class _Column:
     name: str
+    predictors: list[str]  # the columns before it in the visit order (kept ones first)
     numeric: bool
     tree: DecisionTreeClassifier | DecisionTreeRegressor | None
     donors: np.ndarray  # training values, ordered by leaf
@@ -50,6 +59,8 @@ class _SequentialCART:
         self.params = params
         self.columns: list[_Column] = []
         self.order: list[str] = []
+        self.kept: list[str] = []
+        self.kept_rows: pd.DataFrame | None = None  # training values of the kept columns
         self.categories: dict[str, pd.Index] = {}
         self.rng = np.random.default_rng(0)
 
@@ -68,13 +79,16 @@ class _SequentialCART:
 
     def fit(self, data: pd.DataFrame) -> None:
         p = self.params
-        names = list(data.columns)
+        self.kept = [c for c in data.columns if c in set(p["keep"])]
+        modelled = [c for c in data.columns if c not in set(self.kept)]
         rng = np.random.default_rng(p["random_state"])
         if p["visit_order"] == "reversed":
-            names = names[::-1]
+            modelled = modelled[::-1]
         elif p["visit_order"] == "random":
-            names = list(rng.permutation(names))
+            modelled = list(rng.permutation(modelled))
+        names = [*self.kept, *modelled]
         self.order = names
+        self.kept_rows = data[self.kept].reset_index(drop=True) if self.kept else None
         # numbers with missing values reach the model only for few-valued (categorical sdtype)
         # columns, which SDV passes untransformed: split on them as categories, missing one of
         # them, since a regression tree cannot take a missing target
@@ -85,6 +99,8 @@ class _SequentialCART:
         }
         self.columns = []
         for j, col in enumerate(names):
+            if col in self.kept:
+                continue  # given, not modelled: a predictor of every modelled column
             values = data[col].to_numpy()
             if j == 0:
                 leaves = np.zeros(len(data), dtype=np.int64)
@@ -100,12 +116,12 @@ class _SequentialCART:
                 target = values if numeric[col] else self.categories[col].get_indexer(values)
                 tree.fit(x, target)
                 leaves = tree.apply(x)
-            self.columns.append(self._leaf_table(col, numeric[col], tree, values, leaves))
+            self.columns.append(self._leaf_table(col, names[:j], numeric[col], tree, values,
+                                                 leaves))
 
     @staticmethod
-    def _leaf_table(
-        col: str, numeric: bool, tree: Any, values: np.ndarray, leaves: np.ndarray
-    ) -> _Column:
+    def _leaf_table(col: str, predictors: list[str], numeric: bool, tree: Any,
+                    values: np.ndarray, leaves: np.ndarray) -> _Column:
         order = np.argsort(leaves, kind="stable")
         uniq, start, count = np.unique(leaves[order], return_index=True, return_counts=True)
         bandwidth = np.zeros(uniq.size)
@@ -113,15 +129,29 @@ class _SequentialCART:
             donors = pd.Series(values[order].astype(float))
             sd = donors.groupby(np.repeat(np.arange(uniq.size), count)).std(ddof=1)
             bandwidth = 1.06 * np.nan_to_num(sd.to_numpy()) * count ** (-0.2)
-        return _Column(col, numeric, tree, values[order], uniq, start, count, bandwidth)
+        return _Column(col, predictors, numeric, tree, values[order], uniq, start, count,
+                       bandwidth)
 
     def sample(self, num_rows: int) -> pd.DataFrame:
-        out = pd.DataFrame(index=range(num_rows))
-        for j, column in enumerate(self.columns):
+        """``num_rows`` synthetic records; kept columns (if any) are a bootstrap of the training
+        records' kept values, the others drawn from the trees given them."""
+        if self.kept_rows is None:
+            return self._draw(pd.DataFrame(index=range(num_rows)))
+        rows = self.rng.integers(0, len(self.kept_rows), num_rows)
+        return self._draw(self.kept_rows.iloc[rows].reset_index(drop=True))
+
+    def sample_given(self, known: pd.DataFrame) -> pd.DataFrame:
+        """The modelled columns drawn for each row of ``known`` (the kept columns, processed)."""
+        return self._draw(known[self.kept].reset_index(drop=True))
+
+    def _draw(self, out: pd.DataFrame) -> pd.DataFrame:
+        num_rows = len(out)
+        out = out.copy()
+        for column in self.columns:
             if column.tree is None:
                 pos = np.zeros(num_rows, dtype=np.int64)
             else:
-                leaves = column.tree.apply(self._codes(out, self.order[:j]))
+                leaves = column.tree.apply(self._codes(out, column.predictors))
                 pos = np.searchsorted(column.leaves, leaves)
             offset = np.floor(self.rng.random(num_rows) * column.count[pos]).astype(np.int64)
             values = column.donors[column.start[pos] + offset]
@@ -129,7 +159,7 @@ class _SequentialCART:
                 noise = self.rng.normal(0.0, 1.0, num_rows) * column.bandwidth[pos]
                 values = values.astype(float) + noise
             out[column.name] = values
-        return out
+        return out[self.order]
 
 
 class CARTSynthesizer(BaseSingleTableSynthesizer):
@@ -143,6 +173,9 @@ class CARTSynthesizer(BaseSingleTableSynthesizer):
         smoothing: add Gaussian kernel noise to numeric donor values (synthpop "density").
         random_state: seed of tree fitting and of the random visit order. Sampling has its own
             seed, set like any SDV synthesiser's (fixed by default; ``reset_sampling`` restarts).
+        keep: columns given rather than modelled (partial synthesis): predictors of every
+            other column, drawn by ``sample_remaining_columns`` for given values of exactly
+            these columns; ``sample`` bootstraps them from the training records.
     """
 
     _model_sdtype_transformers = {"categorical": None, "boolean": None, "ordinal": None}
@@ -158,6 +191,7 @@ class CARTSynthesizer(BaseSingleTableSynthesizer):
         visit_order: str = "original",
         smoothing: bool = False,
         random_state: int = 0,
+        keep: Sequence[str] = (),
     ) -> None:
         super().__init__(
             metadata,
@@ -173,11 +207,19 @@ class CARTSynthesizer(BaseSingleTableSynthesizer):
             raise ValueError(f"`max_depth` must be None or an int >= 1, but got {max_depth!r}")
         if visit_order not in VISIT_ORDERS:
             raise ValueError(f"`visit_order` must be one of {VISIT_ORDERS}, got {visit_order!r}")
+        if isinstance(keep, str) or not all(isinstance(c, str) for c in keep):
+            raise TypeError(f"`keep` must be a list of column names, but got {keep!r}")
+        columns = list(metadata.tables[self._table_name].columns)
+        unknown = [c for c in keep if c not in columns]
+        if unknown or len(set(keep)) == len(columns):
+            raise ValueError(f"`keep` must name some, not all, of the columns {columns}, but got "
+                             f"{list(keep)!r}" + (f" ({unknown} unknown)" if unknown else ""))
         self.min_samples_leaf = min_samples_leaf
         self.max_depth = max_depth
         self.visit_order = visit_order
         self.smoothing = bool(smoothing)
         self.random_state = int(random_state)
+        self.keep = tuple(keep)
         self._model: _SequentialCART | None = None
 
     def _fit(self, processed_data: pd.DataFrame) -> None:
@@ -188,6 +230,7 @@ class CARTSynthesizer(BaseSingleTableSynthesizer):
                 visit_order=self.visit_order,
                 smoothing=self.smoothing,
                 random_state=self.random_state,
+                keep=self.keep,
             )
         )
         self._model.fit(processed_data)
@@ -197,3 +240,31 @@ class CARTSynthesizer(BaseSingleTableSynthesizer):
             raise NotImplementedError("CART samples unconditionally; SDV rejects then filters")
         assert self._model is not None
         return self._model.sample(num_rows)
+
+    def sample_remaining_columns(
+        self, known_columns: pd.DataFrame, max_tries_per_batch: int = 100,
+        batch_size: int | None = None, output_folder_path: str | None = None,
+    ) -> dict[str, pd.DataFrame]:
+        """The other columns drawn for every row of ``known_columns`` (exactly the ``keep``
+        columns), as SDV's method of that name returns them (``{table: frame}``, the index of
+        ``known_columns``), but natively: one pass of the trees, no rejection, so the
+        rejection options are accepted and unused. Kept values are returned as given."""
+        self._validate_fit_before_sample()
+        assert self._model is not None
+        if set(known_columns.columns) != set(self.keep):
+            raise ValueError(
+                f"`known_columns` must have exactly the kept columns {list(self.keep)} (the "
+                f"synthesiser was fitted to condition on them), but has "
+                f"{list(known_columns.columns)}")
+        if output_folder_path is not None:
+            raise ValueError("`output_folder_path` is not supported: the result is returned")
+        if not self._random_state_set:
+            self._set_random_state(FIXED_RNG_SEED)
+        processed = self._data_processor.transform(known_columns, is_condition=True)
+        raw = self._model.sample_given(processed)
+        sampled = self._data_processor.reverse_transform(raw)
+        sampled.index = known_columns.index
+        for col in self.keep:  # as given: no rounding or clipping of values the caller holds
+            sampled[col] = known_columns[col]
+        columns = list(self.metadata.tables[self._table_name].columns)
+        return {self._table_name: sampled[columns]}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from tuner.quiet import quiet_libraries
 
@@ -33,8 +34,8 @@ def _print_membership_warning(study) -> None:  # noqa: ANN001
         warning = t.user_attrs.get("m_warning")
         if warning:
             print(f"\nWARNING: membership disclosure M cannot bind here. {warning}\n"
-                  "The release gate (exact copies, distance to closest record, replicated "
-                  "uniques, CAP) is what protects this release.")
+                  "The release gate (exact and near copies, distance to closest record, "
+                  "replicated uniques, CAP) is what protects this release.")
             return
 
 
@@ -71,7 +72,7 @@ def _run(cfg, *, progress: bool) -> int:  # noqa: ANN001
     print(f"study {cfg.study.name!r}: synthesisers {', '.join(cfg.study.synthesizers)}, budget "
           f"{cfg.study.n_trials} trials, {cfg.study.workers} worker(s); output "
           f"{cfg.study.output.resolve()}")
-    tuned, ctx = start(cfg, progress=progress)
+    tuned, ctx = start(cfg, progress=progress)  # an unreadable data file: a ValueError naming it
     try:
         folder = export(ctx, tuned.optuna_study, once=True)  # one worker of many exports
     except NoFeasibleTrial as exc:
@@ -86,6 +87,118 @@ def _run(cfg, *, progress: bool) -> int:  # noqa: ANN001
     return EXIT_OK
 
 
+class _UsageError(Exception):
+    """A command line argparse refuses (said in one line, exit 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(f"{self.prog}: {message}")
+
+
+def _count(text: str) -> int:
+    """An argument that is a whole number >= 1 (--trials, --workers)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text!r}")
+    return value
+
+
+def _folder(text: str) -> Path:
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"must name a folder, got {text!r}")
+    return Path(text)
+
+
+def _check_paths(cfg, output_key: str) -> None:  # noqa: ANN001
+    """The data file is a file and the output folder can be a folder: said before any work."""
+    from tuner.config import ConfigError
+
+    data = cfg.data.path
+    if not str(data).startswith("builtin:") and data.is_dir():
+        raise ConfigError(f"data.path = {str(data)!r} is a folder; give the CSV or Parquet file")
+    out = cfg.study.output
+    for path in (out, *out.parents):
+        if path.exists() and not path.is_dir():
+            raise ConfigError(f"{output_key} = {str(out)!r}: {str(path)!r} is a file, not a "
+                              "folder; give a folder for the study's output")
+
+
+def _check_device(cfg) -> None:  # noqa: ANN001
+    """``device = "cuda"`` needs a GPU that torch sees (else CPU would be used without a word)."""
+    if cfg.study.device == "cuda":
+        import torch
+
+        from tuner.config import ConfigError
+
+        if not torch.cuda.is_available():
+            raise ConfigError("study.device = 'cuda', but torch sees no CUDA device here; use "
+                              "device = 'cpu', or a torch built for CUDA on a machine with a GPU")
+
+
+def _check_run_file(directory: Path) -> None:
+    """An output folder's ``run.json`` is the one ``run`` wrote (not truncated or edited)."""
+    import json
+
+    from tuner.config import ConfigError
+
+    run_file = directory / "run.json"
+    if not (directory.is_dir() and run_file.is_file()):
+        return
+    try:
+        info = json.loads(run_file.read_text(encoding="utf-8"))
+        str(info["study"]), Path(info["overrides"]["output"])  # noqa: B018
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"{run_file} is not the run file risk-tuner writes ({type(exc).__name__}"
+                          f": {exc}); run the study's config again (risk-tuner run CONFIG) to "
+                          "write it, or give the config instead of the folder") from None
+
+
+def _check_study(tuned, args) -> None:  # noqa: ANN001
+    """The study named (by --study, run.json or the config) is in its storage."""
+    import optuna
+
+    from tuner.config import ConfigError
+    from tuner.storage import _shown, storage
+
+    key = "--study" if getattr(args, "study", None) else "study.name"
+    url = tuned.storage_url
+    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).is_file():
+        raise ConfigError(f"{key} = {tuned.name!r}: there is no Optuna storage "
+                          f"{url[len('sqlite:///'):]!r}; has the study been run?")
+    names = optuna.get_all_study_names(storage(url))
+    if tuned.name not in names:
+        raise ConfigError(f"{key} = {tuned.name!r}: no such study in the Optuna storage "
+                          f"{_shown(tuned.storage_url)} (studies there: {names}); has it "
+                          "been run?")
+
+
+def _failure(exc: Exception) -> int:
+    """One line for an error that is not a bug: exit 1 for a fault of the machine (a full disk,
+    a read-only folder), 2 for bad input; anything else is raised (a traceback, exit 1)."""
+    from tuner.config import ConfigError
+    from tuner.storage import fault_of
+
+    fault = None if isinstance(exc, ConfigError) else fault_of(exc)
+    if fault is not None or (isinstance(exc, OSError) and not isinstance(exc, _INPUT_ERRORS)):
+        print(f"error: {fault or exc}; nothing was released. Free the space or fix the folder's "
+              "permissions, then run the same command again to resume", file=sys.stderr)
+        return EXIT_ERROR
+    if isinstance(exc, (ConfigError, ValueError, *_INPUT_ERRORS)):
+        if isinstance(exc, OSError) and exc.filename:
+            print(f"error: {exc.strerror}: {str(exc.filename)!r}", file=sys.stderr)
+        else:
+            print(f"error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    raise exc
+
+
+_INPUT_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, FileExistsError)
+
+
 TUNER_MODULES = ("optuna", "sdv", "mlflow", "torch", "sdmetrics", "matplotlib")
 
 
@@ -97,15 +210,15 @@ def _missing_extra() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="risk-tuner", description=__doc__.split("\n\n")[0])
+    parser = _Parser(prog="risk-tuner", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p_run = sub.add_parser("run", help="run or resume the study of a TOML config")
     p_run.add_argument("config")
     p_demo = sub.add_parser("demo", help="run the embedded demo (Fair's affairs survey)")
     for p in (p_run, p_demo):
-        p.add_argument("--trials", type=int, help="trial budget (overrides study.n_trials)")
-        p.add_argument("--output", type=Path, help="output folder (overrides study.output)")
-        p.add_argument("--workers", type=int, help="worker processes on this machine")
+        p.add_argument("--trials", type=_count, help="trial budget (overrides study.n_trials)")
+        p.add_argument("--output", type=_folder, help="output folder (overrides study.output)")
+        p.add_argument("--workers", type=_count, help="worker processes on this machine")
         p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p_demo.set_defaults(output=None)
     p_report = sub.add_parser("report", help="the trials of an output folder (no data needed), "
@@ -119,7 +232,17 @@ def main(argv: list[str] | None = None) -> int:
     p_release = sub.add_parser("release", help="export the release candidate of a folder or "
                                "a TOML config (re-creates the data: needs the data file)")
     p_release.add_argument("directory", help="output folder, or the study's TOML config")
-    args = parser.parse_args(argv)
+    p_dash = sub.add_parser("dashboard", help="optuna-dashboard on a study, with the best "
+                            "feasible trial as the best (no data needed)")
+    p_dash.add_argument("directory", nargs="?", help="output folder, or the study's TOML config")
+    p_dash.add_argument("--storage", help="or: an Optuna storage URL (every study in it)")
+    p_dash.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    p_dash.add_argument("--port", type=int, default=8080, help="port to listen on")
+    try:
+        args = parser.parse_args(argv)
+    except _UsageError as exc:
+        print(f"error: {exc} (risk-tuner --help, or risk-tuner COMMAND --help)", file=sys.stderr)
+        return EXIT_CONFIG
     missing = _missing_extra()
     if missing:
         print(f"error: the tuner needs {', '.join(missing)}, which are not installed (the core "
@@ -140,13 +263,25 @@ def main(argv: list[str] | None = None) -> int:
                 output = Path("demo-output")
             cfg = load_config(args.config if args.command == "run" else None,
                               n_trials=args.trials, output=output, workers=args.workers)
+            _check_paths(cfg, "--output" if args.output is not None else "study.output")
+            _check_device(cfg)
             return _run(cfg, progress=not args.no_progress)
-        if args.command == "report" and args.storage:
+        if args.command == "dashboard":
+            from tuner.dashboard import run_command
+
+            run_command(args.directory, storage_url=args.storage, host=args.host, port=args.port)
+            return EXIT_OK
+        if args.command == "report" and (args.storage or args.study):
+            if not (args.storage and args.study):
+                raise ConfigError("report --storage URL needs --study NAME (the study's "
+                                  "study.name), and --study needs --storage")
             tuned = load(args.directory, storage=args.storage, study=args.study)
         elif args.directory is None:
             raise ConfigError("report needs an output folder, a config, or --storage and --study")
         else:
+            _check_run_file(Path(args.directory))
             tuned = load(args.directory)
+        _check_study(tuned, args)
         if args.command == "report":
             _print_table(tuned)
             if args.write:
@@ -159,15 +294,8 @@ def main(argv: list[str] | None = None) -> int:
     except NoFeasibleTrial as exc:
         print(f"NO RELEASE CANDIDATE.\n{exc}", file=sys.stderr)
         return EXIT_NO_RELEASE
-    except (ConfigError, FileNotFoundError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_CONFIG
     except KeyboardInterrupt:
         print("interrupted; run the same command again to resume", file=sys.stderr)
         return EXIT_ERROR
-    except OSError as exc:  # a full disk, a read-only folder: one line, not a traceback
-        where = f" ({exc.filename})" if exc.filename else ""
-        print(f"error: {exc.strerror or exc}{where}; nothing was released. Free the space or "
-              "fix the folder's permissions, then run the same command again to resume",
-              file=sys.stderr)
-        return EXIT_ERROR
+    except Exception as exc:
+        return _failure(exc)

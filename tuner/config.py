@@ -55,22 +55,29 @@ class StudyConfig:
     mlflow_uri: str | None = None
     device: str = "cpu"
     sample_size: int | None = None
+    # partial synthesis (tuner.partial): the columns to synthesise; None: every column
+    synthesize: tuple[str, ...] | None = None
+    synthetic_sets: int = 1  # m released sets per trial (Reiter 2003), partial synthesis only
 
 
 class RiskConfig(Mapping[str, Any]):
     """The ``[risk]`` section: one value per option of :data:`tuner.measures.MEASURES`.
 
     Read-only; a value is reached as ``cfg.risk.cap_limit`` or ``cfg.risk["cap_limit"]``.
-    Unset options take the registry's defaults.
+    Unset options take the registry's defaults. ``synthesized`` (not a key) is the study's
+    ``[study] synthesize`` in partial mode, ``()`` under full synthesis: the measures read the
+    mode from the options they are given (:func:`tuner.measures.identification.synthesized`).
     """
 
-    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, values: Mapping[str, Any] | None = None, *,
+                 synthesized: tuple[str, ...] = ()) -> None:
         known = measures.options()
         unknown = sorted(set(values or {}) - set(known))
         if unknown:
             raise ConfigError(f"unknown key(s) {unknown} in [risk]; valid keys: {sorted(known)}")
         self._values: dict[str, Any] = {k: o.default for k, o in known.items()} | dict(
             values or {})
+        self.synthesized = tuple(synthesized)
 
     def __getitem__(self, key: str) -> Any:
         return self._values[key]
@@ -88,13 +95,16 @@ class RiskConfig(Mapping[str, Any]):
         return len(self._values)
 
     def __repr__(self) -> str:
-        return f"RiskConfig({dict(self._values)!r})"
+        extra = f", synthesized={self.synthesized!r}" if self.synthesized else ""
+        return f"RiskConfig({dict(self._values)!r}{extra})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, RiskConfig) and dict(self) == dict(other)
+        return (isinstance(other, RiskConfig) and dict(self) == dict(other)
+                and self.synthesized == other.synthesized)
 
     def __hash__(self) -> int:
-        return hash(tuple(sorted((k, repr(v)) for k, v in self._values.items())))
+        return hash((tuple(sorted((k, repr(v)) for k, v in self._values.items())),
+                     self.synthesized))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -192,10 +202,12 @@ def _table(raw: dict[str, Any], name: str, kinds: Mapping[str, str], base: Path,
 def _section(raw: dict[str, Any], name: str, cls: type, base: Path, errors: list[str]) -> Any:
     kinds = {f.name: _kind(str(f.type)) for f in dataclasses.fields(cls)}
     values = _table(raw, name, kinds, base, errors)
-    missing = [f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING
-               and f.name not in values]
-    if missing:
-        if name in raw:  # a missing section is reported once, by parse
+    absent = [f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING
+              and f.name not in values]
+    if absent:
+        given = raw.get(name) if isinstance(raw.get(name), dict) else {}
+        missing = [k for k in absent if k not in given]  # a bad value was said already
+        if missing and isinstance(raw.get(name), dict):  # else said once already
             errors.append(f"[{name}] lacks required key(s) {missing}")
         return None
     return cls(**values)
@@ -210,11 +222,15 @@ def _problems(cfg: Config) -> list[str]:
     if not 0.0 < d.train_fraction < 1.0:
         errors.append(f"data.train_fraction must be in (0, 1), got {d.train_fraction}")
     unknown = [x for x in s.synthesizers if x not in SYNTHESIZERS]
-    if unknown or not s.synthesizers:
-        errors.append(f"study.synthesizers has unknown name(s) {unknown or s.synthesizers!r}; "
+    if unknown:
+        errors.append(f"study.synthesizers has unknown name(s) {unknown}; "
                       f"valid: {sorted(SYNTHESIZERS)}")
+    elif not s.synthesizers:
+        errors.append(f"study.synthesizers is empty; name one or more of {sorted(SYNTHESIZERS)}")
+    if s.seed < 0:
+        errors.append(f"study.seed must be >= 0, got {s.seed}")
     if not s.name.strip():
-        errors.append("study.name must be a non-empty name, got ''")
+        errors.append(f"study.name must be a non-empty name, got {s.name!r}")
     if s.n_trials < 1:
         errors.append(f"study.n_trials must be >= 1, got {s.n_trials}")
     if s.workers < 1:
@@ -225,6 +241,7 @@ def _problems(cfg: Config) -> list[str]:
         errors.append(f"study.sample_size must be >= 1 rows, got {s.sample_size}")
     if s.device not in DEVICES:
         errors.append(f"study.device must be one of {DEVICES}, got {s.device!r}")
+    errors += _partial_problems(s)
     errors += measures.check(cfg.risk)
     if u.metric not in UTILITY_METRICS:
         errors.append(f"utility.metric must be one of {UTILITY_METRICS}, got {u.metric!r}")
@@ -247,7 +264,29 @@ def _problems(cfg: Config) -> list[str]:
     return errors
 
 
-def _raise(errors: list[str]) -> None:
+def _partial_problems(s: StudyConfig) -> list[str]:
+    """The partial-synthesis keys of ``[study]``, each problem naming its key."""
+    errors = []
+    if s.synthesize is not None:
+        if not s.synthesize:
+            errors.append("study.synthesize is empty; name the columns to synthesise (leave it "
+                          "out to synthesise every column)")
+        elif doubled := sorted({c for c in s.synthesize if s.synthesize.count(c) > 1}):
+            errors.append(f"study.synthesize names column(s) {doubled} more than once")
+        if s.sample_size is not None:
+            errors.append(f"study.sample_size = {s.sample_size} cannot be used with "
+                          "study.synthesize: a partially synthetic release has one row per "
+                          "training record (row i is record i)")
+    if s.synthetic_sets < 1:
+        errors.append(f"study.synthetic_sets must be >= 1, got {s.synthetic_sets}")
+    elif s.synthetic_sets > 1 and s.synthesize is None:
+        errors.append(f"study.synthetic_sets = {s.synthetic_sets} needs study.synthesize: m "
+                      "sets are released in partial synthesis (row i of each is record i); a "
+                      "fully synthetic release is one set")
+    return errors
+
+
+def raise_all(errors: list[str]) -> None:
     if len(errors) == 1:
         raise ConfigError(errors[0])
     if errors:
@@ -257,16 +296,22 @@ def _raise(errors: list[str]) -> None:
 
 def check(cfg: Config) -> None:
     """Raise :class:`ConfigError` listing every value out of range or inconsistent."""
-    _raise(_problems(cfg))
+    raise_all(_problems(cfg))
 
 
 def check_data(cfg: Config, columns: list[str], n_rows: int) -> None:
-    """Raise :class:`ConfigError` when the config does not fit the data it was run on.
+    """Raise :class:`ConfigError` listing every one of :func:`data_problems`."""
+    raise_all(data_problems(cfg, columns, n_rows))
 
-    Every column named in ``[data]``, ``[risk]`` and ``[utility]`` must exist, and the
+
+def data_problems(cfg: Config, columns: list[str], n_rows: int) -> list[str]:
+    """Every way the config does not fit the data it was run on.
+
+    Every column named in ``[data]``, ``[study]``, ``[risk]`` and ``[utility]`` must exist, the
     population must hold at least the table's records (the table is a sample of it, so
-    ``n_train / N < 1``). Checked once the data are read, before any trial is run, so that a
-    misnamed column is one clear error rather than every trial failing.
+    ``n_train / N < 1``), and partial synthesis must keep some column. Checked once the data
+    are read, before any trial is run, so that a misnamed column is one clear error rather than
+    every trial failing.
     """
     d, u = cfg.data, cfg.utility
     named = {
@@ -274,10 +319,14 @@ def check_data(cfg: Config, columns: list[str], n_rows: int) -> None:
         "data.stratify": [d.stratify] if d.stratify else [],
         "data.keep_unique": list(d.keep_unique),
         "data.missing_codes": list(d.missing_codes or {}),
+        "study.synthesize": list(cfg.study.synthesize or ()),
         **measures.column_options(cfg.risk),
         "utility.target": [u.target] if u.target else [],
     }
     errors = []
+    if cfg.study.synthesize and set(columns) <= set(cfg.study.synthesize):
+        errors.append(f"study.synthesize names every column {columns}; leave it out to "
+                      "synthesise them all, or name the columns to synthesise")
     for key, cols in named.items():
         unknown = [c for c in cols if c not in columns]
         if unknown:
@@ -288,7 +337,7 @@ def check_data(cfg: Config, columns: list[str], n_rows: int) -> None:
             f"data.population_size = {d.population_size} is smaller than the {n_rows} records "
             "of the data, which are a sample of that population; give the size N of the "
             "population the data were drawn from")
-    _raise(errors)
+    return errors
 
 
 def parse(raw: dict[str, Any], *, base: Path, source: Path | None = None) -> Config:
@@ -314,10 +363,15 @@ def parse(raw: dict[str, Any], *, base: Path, source: Path | None = None) -> Con
     kinds = {k: o.kind for k, o in measures.options().items()}
     risk_values = _table(raw, "risk", kinds, base, errors)
     if data is None or study is None or utility is None:
-        _raise(errors)
-    cfg = Config(data=data, study=study, risk=RiskConfig(risk_values), utility=utility,
-                 spaces={k: dict(v) for k, v in spaces.items()}, source=source)
-    _raise(errors + _problems(cfg))  # values that parsed are checked too: all at once
+        raise_all(errors)
+    cfg = Config(data=data, study=study,
+                 risk=RiskConfig(risk_values, synthesized=study.synthesize or ()),
+                 utility=utility, spaces={k: dict(v) for k, v in spaces.items()}, source=source)
+    # values that parsed are checked too, all at once; not what follows from a bad value
+    # (cap_keys = "age" is said, not also "cap_targets need cap_keys")
+    given = raw.get("risk") if isinstance(raw.get("risk"), dict) else {}
+    failed = [f"risk.{k}" for k in given if k in kinds and k not in risk_values]
+    raise_all(errors + [p for p in _problems(cfg) if not any(k in p for k in failed)])
     return cfg
 
 
@@ -325,10 +379,15 @@ def load(path: Path) -> Config:
     """Read and check a TOML config file."""
     if not path.exists():
         raise ConfigError(f"config file {str(path)!r} does not exist")
+    if path.is_dir():
+        raise ConfigError(f"config file {str(path)!r} is a folder, not a TOML file")
     try:
-        raw = tomllib.loads(path.read_text())
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not a TOML file (TOML is UTF-8 text; byte {exc.start} is "
+                          f"{exc.object[exc.start:exc.start + 1]!r})") from None
     return parse(raw, base=path.resolve().parent, source=path.resolve())
 
 

@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from tuner.config import Config, ConfigError, check_data
+from tuner.config import Config, ConfigError, data_problems, raise_all
 from tuner.data import Split, fingerprint, read_table, split
+from tuner.families import SYNTHESIZERS
 from tuner.identifiers import drop_identifiers
+from tuner.measures import identification
+from tuner.partial import conditioning_problem
 from tuner.seeding import derive
 from tuner.tracking import local_uri
 
@@ -46,6 +49,17 @@ def apply_missing_codes(frame: pd.DataFrame,
     return out
 
 
+def partial_problems(cfg: Config, frame: pd.DataFrame) -> list[str]:
+    """What partial synthesis (``study.synthesize``) cannot do with these data: a family that
+    conditions by rejection with a continuous kept column, identification risk without known
+    variables or a radius for continuous synthesised columns (before any trial)."""
+    if not cfg.study.synthesize:
+        return []
+    problems = [p for name in cfg.study.synthesizers
+                if (p := conditioning_problem(name, frame, cfg.study.synthesize))]
+    return problems + identification.data_problems(cfg.risk, frame, cfg.data.quasi_identifiers)
+
+
 def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
     """Read the data, drop the declared identifiers (refusing undeclared ones), check the config
     against the data and make the study's one seeded split."""
@@ -60,7 +74,14 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
     frame, warnings = drop_identifiers(cfg, frame)
     for warning in warnings:
         print(f"warning: {warning}")
-    check_data(cfg, list(map(str, frame.columns)), len(frame))
+    problems = data_problems(cfg, list(map(str, frame.columns)), len(frame))
+    # a family whose optional dependencies are missing (mst, aim: the `dp` extra), before any
+    # trial rather than as every trial's failure (not at parse: `report DIR` needs no extra)
+    problems += [why for name in cfg.study.synthesizers
+                 if name in SYNTHESIZERS and (why := SYNTHESIZERS[name].missing())]
+    if not problems:
+        problems = partial_problems(cfg, frame)
+    raise_all(problems)
     sp = split(frame, train_fraction=cfg.data.train_fraction, seed=derive(cfg.study.seed, 0),
                stratify=cfg.data.stratify)
     storage = cfg.study.storage or f"sqlite:///{(out / 'study.db').resolve()}"

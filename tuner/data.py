@@ -65,13 +65,25 @@ def read_table(
         raise FileNotFoundError(f"data file {str(path)!r} does not exist")
     suffix = path.suffix.lower()
     if suffix in (".csv", ".data", ".test", ".txt"):
-        _check_csv_shape(path, header_names)
-        frame = pd.read_csv(
-            path, header=None if header_names else "infer", names=header_names,
-            na_values=missing_values or None, skipinitialspace=True,
-        )
+        try:
+            _check_csv_shape(path, header_names)
+            frame = pd.read_csv(
+                path, header=None if header_names else "infer", names=header_names,
+                na_values=missing_values or None, skipinitialspace=True,
+            )
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"data file {str(path)!r} is not UTF-8 text ({exc.reason} at byte "
+                             f"{exc.start}); save it as UTF-8") from None
+        except pd.errors.EmptyDataError:
+            raise ValueError(f"data file {str(path)!r} is empty: no header row, no "
+                             "records") from None
     elif suffix in (".parquet", ".pq"):
-        frame = pd.read_parquet(path)
+        try:
+            frame = pd.read_parquet(path)
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            raise ValueError(f"data file {str(path)!r} is not a readable Parquet file: "
+                             f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+                             ) from None
     else:
         raise ValueError(f"data file {str(path)!r} must be CSV (.csv, .data, .test, .txt) or "
                          f"Parquet (.parquet, .pq), got {suffix!r}")

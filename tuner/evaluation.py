@@ -3,6 +3,12 @@
 The loss is the risk-utility loss of El Emam et al. (2022). The risks are the enabled measures
 of :data:`tuner.measures.MEASURES`, each with its constraints (feasible when <= 0). Every
 completed trial sets every constraint: Optuna counts a trial without constraints as feasible.
+
+In partial synthesis (``[study] synthesize``, :mod:`tuner.partial`) a trial draws m sets whose
+kept columns are the training records' own (checked here: a set that differs is unusable); U is
+the mean of the sets' utilities, identification risk scores the m sets, and every other measure
+sees them stacked (an intruder holding all of them). Nothing is removed from a partially
+synthetic set (:mod:`tuner.measures.partial_gate` says why).
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ from tuner import utility as util
 from tuner.config import Config
 from tuner.data import Split
 from tuner.measures.gate import remove_replicated_uniques
+from tuner.measures.identification import PartialInputs
+from tuner.partial import PartialSynthesis, kept_columns, synthesize_partial
 from tuner.synthesizers import synthesize
 
 
@@ -44,6 +52,9 @@ class Evaluation:
     utility_seconds: float
     risk_seconds: float
     synthetic: pd.DataFrame = dataclasses.field(repr=False)
+    # partial synthesis: the m released sets (synthetic is the first) and how they were drawn
+    sets: tuple[pd.DataFrame, ...] = dataclasses.field(default=(), repr=False)
+    partial: Mapping[str, float] = dataclasses.field(default_factory=dict)
 
     @property
     def feasible(self) -> bool:
@@ -70,6 +81,7 @@ class Evaluation:
             "sample_seconds": self.sample_seconds,
             "utility_seconds": self.utility_seconds,
             "risk_seconds": self.risk_seconds,
+            **self.partial,
         }
         for name, outcome in self.outcomes.items():
             out |= measures.MEASURES[name].flat_metrics(outcome)
@@ -125,11 +137,41 @@ def score(cfg: Config, split: Split, synthetic: pd.DataFrame, *, seed: int) -> d
     start = time.perf_counter()
     utility = float(np.clip(utility_score(cfg, split, synthetic, seed), 0.0, 1.0))
     utility_seconds = time.perf_counter() - start
-    start = time.perf_counter()
     inputs = measures.Inputs(
         train=split.train, holdout=split.holdout, synthetic=synthetic, options=cfg.risk,
         population_size=cfg.data.population_size, quasi_identifiers=cfg.data.quasi_identifiers,
         seed=seed, removed_rows=removed, sampled=sampled, study_seed=cfg.study.seed)
+    return _measured(cfg, inputs, utility, utility_seconds)
+
+
+def score_partial(cfg: Config, split: Split, part: PartialSynthesis, *,
+                  seed: int) -> dict[str, Any]:
+    """U (mean over the m sets), every enabled measure and the constraints, for the m partially
+    synthetic sets of one trial (see the module docstring)."""
+    sets = tuple(_check_usable(s, split.train) for s in part.sets)
+    kept = kept_columns(list(split.train.columns), cfg.study.synthesize or ())
+    for k, one in enumerate(sets, start=1):
+        if len(one) != len(split.train) or not one[kept].equals(split.train[kept]):
+            raise UnusableSynthesis(f"partially synthetic set {k} does not carry the training "
+                                    f"records' kept columns {kept} row by row")
+    start = time.perf_counter()
+    utility = float(np.mean([np.clip(utility_score(cfg, split, s, seed), 0.0, 1.0)
+                             for s in sets]))
+    utility_seconds = time.perf_counter() - start
+    stacked = pd.concat(sets, ignore_index=True)
+    inputs = PartialInputs(
+        train=split.train, holdout=split.holdout, synthetic=stacked, options=cfg.risk,
+        population_size=cfg.data.population_size, quasi_identifiers=cfg.data.quasi_identifiers,
+        seed=seed, sampled=stacked, study_seed=cfg.study.seed, sets=sets,
+        holdout_synthetic=part.holdout)
+    return _measured(cfg, inputs, utility, utility_seconds) | {"synthetic": sets[0],
+                                                               "sets": sets}
+
+
+def _measured(cfg: Config, inputs: measures.Inputs, utility: float,
+              utility_seconds: float) -> dict[str, Any]:
+    """Every enabled measure of ``inputs``, the constraints and the loss."""
+    start = time.perf_counter()
     outcomes: dict[str, measures.Outcome] = {}
     constraints: dict[str, float] = {}
     for spec in measures.enabled(cfg.risk):
@@ -141,13 +183,25 @@ def score(cfg: Config, split: Split, synthetic: pd.DataFrame, *, seed: int) -> d
         utility=utility,
         loss=risk.risk_utility_loss(m.m, utility, threshold=cfg.risk.m_threshold),
         outcomes=outcomes, constraints=constraints, utility_seconds=utility_seconds,
-        risk_seconds=time.perf_counter() - start, synthetic=synthetic,
+        risk_seconds=time.perf_counter() - start, synthetic=inputs.synthetic,
     )
 
 
 def evaluate(cfg: Config, split: Split, name: str, params: dict[str, Any], *, seed: int,
              threads: int = 1) -> Evaluation:
-    """Fit ``name`` with ``params`` on the training split and score its synthetic data."""
+    """Fit ``name`` with ``params`` on the training split and score its synthetic data (in
+    partial synthesis, its m partially synthetic sets)."""
+    if cfg.study.synthesize:
+        part = synthesize_partial(
+            name, params, split.train, synthesize=cfg.study.synthesize, seed=seed,
+            sets=cfg.study.synthetic_sets, holdout=split.holdout, device=cfg.study.device,
+            threads=threads)
+        scored = score_partial(cfg, split, part, seed=seed)
+        return Evaluation(
+            synthesizer=name, params=dict(params), seed=seed, fit_seconds=part.fit_seconds,
+            sample_seconds=part.sample_seconds,
+            partial={"holdout_sample_seconds": part.holdout_seconds,
+                     "rejection_draws": float(part.draws)}, **scored)
     synthesis = synthesize(name, params, split.train, seed=seed, device=cfg.study.device,
                            threads=threads, num_rows=cfg.study.sample_size)
     scored = score(cfg, split, synthesis.synthetic, seed=seed)

@@ -35,6 +35,13 @@ class SynthesizerSpec:
     trial); ``takes_device``: it accepts ``enable_gpu``; ``has_epochs``: it trains in epochs;
     ``seed_argument``: the constructor argument that takes the trial's seed, if any (SDV's own
     synthesisers are seeded through the global generators instead, see :mod:`tuner.seeding`).
+    ``extra``: the optional dependency group (``pyproject.toml``) it needs beyond ``tuner``, and
+    ``modules`` the modules that group provides; :meth:`missing` says what to install.
+    ``conditioning``: how partial synthesis (:mod:`tuner.partial`) draws the synthesised
+    columns given the kept ones: ``"native"``, the class's ``sample_remaining_columns``
+    conditions exactly; ``"reject"``, the model samples whole records only, and a draw is
+    kept where its kept values equal the record's. ``keep_argument``: the constructor argument
+    that is told the kept columns before the fit (CART's ``keep``), if any.
     """
 
     name: str
@@ -45,6 +52,20 @@ class SynthesizerSpec:
     takes_device: bool = False
     has_epochs: bool = False
     seed_argument: str | None = None
+    extra: str | None = None
+    modules: tuple[str, ...] = ()
+    conditioning: str = "reject"
+    keep_argument: str | None = None
+
+    def missing(self) -> str | None:
+        """Why this family cannot run here (its extra is not installed), or None."""
+        import importlib.util
+
+        absent = [m for m in self.modules if importlib.util.find_spec(m) is None]
+        if not absent:
+            return None
+        return (f"synthesiser {self.name!r} needs the `{self.extra}` extra (module(s) "
+                f"{absent} not installed): python -m pip install -e \".[{self.extra}]\"")
 
 
 def _sdv(name: str) -> Callable[[], type]:
@@ -63,10 +84,26 @@ def _cart() -> type:
     return CARTSynthesizer
 
 
+def _dp(name: str) -> Callable[[], type]:
+    def load() -> type:
+        from tuner import dp
+
+        dp.require()  # a clear ImportError naming the `dp` extra, before any fit
+        cls: type = getattr(dp, name)
+        return cls
+
+    return load
+
+
 _LAYERS = ("64x64", "128x128", "256x256")
 _PACS = (1, 2, 5, 10)
 _BATCHES = (100, 200, 500)  # each divisible by every pac above
 _EPOCHS = IntDistribution(1, 300, log=True)
+# differentially private families (tuner/dp.py): epsilon tuned, delta fixed (recorded with the
+# trial's parameters, so in the release's manifest); numeric columns cut into `bins` bins
+_EPSILON = FloatDistribution(0.1, 10.0, log=True)
+_DELTA = CategoricalDistribution((1e-5,))
+_BINS = CategoricalDistribution((8, 16, 32))
 
 _SPECS = (
     SynthesizerSpec(
@@ -74,6 +111,7 @@ _SPECS = (
         # gaussian_kde is orders of magnitude slower on tens of thousands of rows: left out
         {"default_distribution": CategoricalDistribution(("norm", "beta", "truncnorm",
                                                           "uniform"))},
+        conditioning="native",  # the copula's conditional normal
     ),
     SynthesizerSpec(
         "cart", "sequential CART, as synthpop's syn(method = 'cart')", _cart,
@@ -83,7 +121,7 @@ _SPECS = (
             "visit_order": CategoricalDistribution(("original", "reversed", "random")),
             "smoothing": CategoricalDistribution((False, True)),
         },
-        seed_argument="random_state",
+        seed_argument="random_state", conditioning="native", keep_argument="keep",
     ),
     SynthesizerSpec(
         "ctgan", "SDV's CTGAN (conditional GAN)", _sdv("CTGANSynthesizer"),
@@ -124,6 +162,16 @@ _SPECS = (
             "loss_factor": FloatDistribution(1.0, 4.0),
         },
         takes_threads=True, takes_device=True, has_epochs=True,
+    ),
+    SynthesizerSpec(
+        "mst", "MST, (epsilon, delta)-DP marginals on a spanning tree (McKenna et al. 2021)",
+        _dp("MSTSynthesizer"), {"epsilon": _EPSILON, "delta": _DELTA, "bins": _BINS},
+        seed_argument="random_state", extra="dp", modules=("mbi", "jax"),
+    ),
+    SynthesizerSpec(
+        "aim", "AIM, (epsilon, delta)-DP adaptive marginals (McKenna et al. 2022)",
+        _dp("AIMSynthesizer"), {"epsilon": _EPSILON, "delta": _DELTA, "bins": _BINS},
+        seed_argument="random_state", extra="dp", modules=("mbi", "jax"),
     ),
 )
 

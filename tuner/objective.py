@@ -2,11 +2,13 @@
 
 Parameters are named ``synthesizer`` and ``NAME.PARAM`` (the space of family NAME, narrowed by
 the config). Each trial is mirrored as an MLflow child run of the invocation's run; a trial
-that raises is recorded with its reason (``fail_reason``) and its run marked FAILED.
+that raises is recorded with its reason (``fail_reason``) and its run marked FAILED; a fault
+of the machine (a full disk) also stops the study.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 from typing import Any
@@ -21,11 +23,12 @@ from optuna.distributions import (
 from optuna.trial import Trial
 
 from tuner import evaluation, plots
-from tuner.budget import claim_slot
+from tuner.budget import INTERRUPTED_PREFIX, claim_slot
 from tuner.config import Config
 from tuner.context import Context
 from tuner.seeding import derive
 from tuner.spaces import narrow
+from tuner.storage import Fault, fault_of, free_reserve
 from tuner.tracking import Tracker
 
 
@@ -55,47 +58,69 @@ def trial_params(trial: optuna.trial.FrozenTrial) -> tuple[str, dict[str, Any]]:
                   if k.startswith(f"{name}.")}
 
 
+def _cut_short(trial: Trial, why: str) -> None:
+    """Record ``trial`` as cut short (a fault, Ctrl-C): it does not use the budget, so the
+    next run completes ``n_trials`` (as for a killed process, :mod:`tuner.budget`)."""
+    trial.study.set_user_attr(f"{INTERRUPTED_PREFIX}{trial.number}", why)
+
+
 def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:2000]
 
 
 class TrackedObjective:
-    """Optuna objective: one evaluated trial, mirrored as a nested MLflow run."""
+    """Optuna objective: one evaluated trial, mirrored as a nested MLflow run.
+
+    A trial that raises is recorded (``fail_reason``, its run FAILED) and the study goes on;
+    a fault of the machine (:func:`tuner.storage.fault_of`: a full disk, a read-only folder)
+    stops it: the trial and its run are marked failed all the same (the disk reserve freed to
+    make room), the objective stops the study and :meth:`raise_fault` raises it once
+    ``optimize`` has returned.
+    """
 
     def __init__(self, ctx: Context, tracker: Tracker, parent_run: str, threads: int,
                  budget: int) -> None:
         self.ctx, self.tracker, self.parent, self.threads = ctx, tracker, parent_run, threads
         self.budget = budget
+        self.fault: Fault | None = None
 
     def __call__(self, trial: Trial) -> float:
-        cfg = self.ctx.cfg
         if not claim_slot(trial.study, trial.number, self.budget):
             trial.study.stop()
             raise optuna.TrialPruned("surplus: the budget was used up by other workers")
-        seed = derive(cfg.study.seed, 2, trial.number)
+        run: str | None = None
+        try:
+            run, name, params = self._start(trial)
+            return self._evaluate(trial, run, name, params)
+        except Exception as exc:
+            self._failed(trial, run, exc)
+            raise
+        except KeyboardInterrupt:  # Ctrl-C: Optuna fails the trial; its run is ended too
+            with contextlib.suppress(Exception):
+                _cut_short(trial, "interrupted (Ctrl-C)")
+            if run is not None:
+                with contextlib.suppress(Exception):
+                    self.tracker.end(run, "KILLED")
+            raise
+
+    def _start(self, trial: Trial) -> tuple[str, str, dict[str, Any]]:
+        """Record who runs the trial, ask its parameters and open its MLflow run."""
+        seed = derive(self.ctx.cfg.study.seed, 2, trial.number)
         trial.set_user_attr("pid", os.getpid())
         trial.set_user_attr("host", socket.gethostname())
         trial.set_user_attr("seed", seed)
         trial.set_user_attr("threads", self.threads)
-        try:
-            name, params = ask_params(trial, cfg)
-        except Exception as exc:
-            trial.set_user_attr("fail_reason", _reason(exc))
-            raise
+        name, params = ask_params(trial, self.ctx.cfg)
         run = self.tracker.start(f"trial-{trial.number:04d}-{name}", parent=self.parent,
                                  tags={"synthesizer": name, "optuna_trial": str(trial.number)})
         self.tracker.log(run, params={"synthesizer": name, "seed": seed,
                                       "threads": self.threads, **params})
-        try:
-            ev = evaluation.evaluate(cfg, self.ctx.split, name, params, seed=seed,
-                                     threads=self.threads)
-        except Exception as exc:
-            reason = _reason(exc)
-            trial.set_user_attr("fail_reason", reason)
-            self.tracker.log(run, tags={"state": "FAIL", "feasible": False,
-                                        "fail_reason": reason})
-            self.tracker.end(run, "FAILED")
-            raise
+        return run, name, params
+
+    def _evaluate(self, trial: Trial, run: str, name: str, params: dict[str, Any]) -> float:
+        seed = derive(self.ctx.cfg.study.seed, 2, trial.number)
+        ev = evaluation.evaluate(self.ctx.cfg, self.ctx.split, name, params, seed=seed,
+                                 threads=self.threads)
         for key, value in ev.constraints.items():
             trial.set_constraint(key, value)
         metrics = ev.metrics()
@@ -110,3 +135,28 @@ class TrackedObjective:
             m.f1_by_threshold, m.f_naive, m.hamming_threshold))
         self.tracker.end(run, "FINISHED")
         return ev.loss.loss
+
+    def _failed(self, trial: Trial, run: str | None, exc: Exception) -> None:
+        """Record why ``trial`` failed and end its run FAILED; on a fault, stop the study."""
+        fault = fault_of(exc)
+        reason = _reason(exc)
+        if fault is not None:
+            free_reserve(self.ctx.output)
+            self.fault = Fault(f"{fault}; trial {trial.number} was stopped and marked failed")
+            trial.study.stop()
+            reason = f"stopped by a fault of the machine ({fault}): {reason}"[:2000]
+            with contextlib.suppress(Exception):  # cut short: it does not use the budget
+                _cut_short(trial, reason)
+        with contextlib.suppress(Exception):  # on a fault this may fail too: Optuna still tells
+            trial.set_user_attr("fail_reason", reason)
+        if run is not None:
+            with contextlib.suppress(Exception):
+                self.tracker.log(run, tags={"state": "FAIL", "feasible": False,
+                                            "fail_reason": reason})
+            with contextlib.suppress(Exception):
+                self.tracker.end(run, "FAILED")
+
+    def raise_fault(self) -> None:
+        """Raise the fault that stopped the study, if one did."""
+        if self.fault is not None:
+            raise self.fault

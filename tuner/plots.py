@@ -7,6 +7,7 @@ tracker logs one to MLflow as it is.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -125,3 +126,157 @@ def column_scores(scores: dict[str, float], title: str) -> Figure:
     ax.set_xlabel("score (1 = the release reproduces the training data's)")
     ax.set_title(title, fontsize=9)
     return fig
+
+
+MIN_COUNT = 10  # a category or bin with fewer training records is never shown on its own
+OTHER = "other"
+
+
+@dataclasses.dataclass(frozen=True)
+class Marginal:
+    """One column's distribution in the training data and in the release, as shares.
+
+    ``labels`` name the bars (categories, with ``"other"`` last when some were pooled), or,
+    for a histogram, ``edges`` bound its bins. ``pooled`` counts the categories pooled into
+    ``"other"`` (those with fewer than ``min_count`` training records, and those beyond the
+    most frequent ``max_bars``), or the bins drawn empty for the training data (fewer than
+    ``min_count`` training records each): no category, value or bin with fewer training
+    records is ever drawn on its own."""
+
+    column: str
+    kind: str  # "bars" or "histogram"
+    labels: tuple[str, ...]
+    edges: tuple[float, ...]
+    real: tuple[float, ...]
+    synthetic: tuple[float, ...]
+    pooled: int
+    missing_real: float
+    missing_synthetic: float
+    score: float
+
+
+def _label(value: Any) -> str:
+    text = f"{value:g}" if isinstance(value, float | np.floating) else str(value)
+    return text if len(text) <= 16 else text[:15] + "…"
+
+
+def _bars(real: pd.Series, synthetic: pd.Series, min_count: int,
+          max_bars: int) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, int]:
+    counts = real.value_counts()
+    counts = counts[counts > 0]  # a pandas categorical lists its unused categories too
+    shown = counts[counts >= min_count].sort_values(ascending=False).index[:max_bars]
+    if pd.api.types.is_numeric_dtype(real) and not pd.api.types.is_bool_dtype(real):
+        shown = sorted(shown)
+    pooled = len(counts) - len(shown)
+    labels = [_label(v) for v in shown]
+    real_n = [counts.get(v, 0) for v in shown]
+    syn_counts = synthetic.value_counts()
+    syn_n = [syn_counts.get(v, 0) for v in shown]
+    rest_real, rest_syn = len(real) - sum(real_n), len(synthetic) - sum(syn_n)
+    if rest_real or rest_syn:
+        labels.append(OTHER)
+        real_n.append(rest_real)
+        syn_n.append(rest_syn)
+    return (tuple(labels), np.asarray(real_n, float) / max(len(real), 1),
+            np.asarray(syn_n, float) / max(len(synthetic), 1), pooled)
+
+
+def _histogram(real: pd.Series, synthetic: pd.Series, min_count: int,
+               bins: int) -> tuple[tuple[float, ...], np.ndarray, np.ndarray, int]:
+    """Equal-width bins over the training data's 1st to 99th percentile; values beyond fall
+    in the outer bins (so no minimum or maximum is drawn)."""
+    def as_float(x: pd.Series) -> pd.Series:  # dates as decimal years
+        if pd.api.types.is_datetime64_any_dtype(x):
+            epoch = pd.Timestamp("1970-01-01", tz=x.dt.tz)
+            return (x - epoch) / pd.Timedelta(days=365.2425) + 1970.0
+        return x.astype(float)
+
+    r, s = as_float(real), as_float(synthetic)
+    low, high = np.quantile(r, [0.01, 0.99])
+    if high <= low:
+        high = low + 1.0
+    edges = np.linspace(low, high, bins + 1)
+    count = lambda x: np.bincount(  # noqa: E731
+        np.clip(np.searchsorted(edges, x, side="right") - 1, 0, bins - 1), minlength=bins)
+    real_n, syn_n = count(r.to_numpy()).astype(float), count(s.to_numpy()).astype(float)
+    small = (real_n > 0) & (real_n < min_count)
+    real_n[small] = 0.0
+    return (tuple(edges), real_n / max(len(r), 1), syn_n / max(len(s), 1), int(small.sum()))
+
+
+def marginal_tables(real: pd.DataFrame, synthetic: pd.DataFrame, scores: dict[str, float], *,
+                    max_columns: int = 12, min_count: int = MIN_COUNT, bins: int = 20,
+                    max_bars: int = 12) -> list[Marginal]:
+    """The ``max_columns`` columns with the lowest ``scores`` (worst first; unscored columns
+    last), each as shares of records: bars for categories and numbers with few values, a
+    histogram for the other numbers and dates. Aggregates only, small cells suppressed."""
+    from tuner.data import sdtype
+
+    if min_count < 1 or max_columns < 1:
+        raise ValueError(f"min_count and max_columns must be >= 1, but got "
+                         f"min_count={min_count}, max_columns={max_columns}")
+    order = sorted(real.columns, key=lambda c: (scores.get(str(c), np.inf), str(c)))
+    tables = []
+    for column in order[:max_columns]:
+        r, s = real[column].dropna(), synthetic[column].dropna()
+        kind = sdtype(real[column])
+        if kind in ("numerical", "datetime") and len(r):
+            edges, rv, sv, pooled = _histogram(r, s, min_count, bins)
+            labels: tuple[str, ...] = ()
+        else:
+            labels, rv, sv, pooled = _bars(r, s, min_count, max_bars)
+            edges = ()
+        tables.append(Marginal(
+            str(column), "histogram" if edges else "bars", labels, edges, tuple(rv), tuple(sv),
+            pooled, float(real[column].isna().mean()) if len(real) else 0.0,
+            float(synthetic[column].isna().mean()) if len(synthetic) else 0.0,
+            float(scores.get(str(column), np.nan))))
+    return tables
+
+
+def marginals(tables: list[Marginal], *, per_row: int = 3) -> Figure:
+    """A grid of the columns' distributions: training data and release side by side."""
+    per_row = max(1, min(per_row, len(tables)))
+    rows = max(1, -(-len(tables) // per_row))
+    fig = Figure(figsize=(4.2 * per_row, 3.0 * rows), layout="constrained", dpi=DPI)
+    axes = np.atleast_1d(fig.subplots(rows, per_row)).ravel()
+    for ax, t in zip(axes, tables, strict=False):
+        if t.kind == "histogram":
+            ax.stairs(t.real, t.edges, fill=True, color="tab:blue", alpha=0.5,
+                      label="training")
+            ax.stairs(t.synthetic, t.edges, color="tab:orange", lw=1.5, label="release")
+        else:
+            x = np.arange(len(t.labels))
+            ax.bar(x - 0.2, t.real, width=0.4, color="tab:blue", label="training")
+            ax.bar(x + 0.2, t.synthetic, width=0.4, color="tab:orange", label="release")
+            crowded = sum(map(len, t.labels)) > 30
+            ax.set_xticks(x, t.labels, rotation=45 if crowded else 0,
+                          ha="right" if crowded else "center", fontsize=7)
+        note = f"score {t.score:.2f}" if np.isfinite(t.score) else "not scored"
+        if t.missing_real or t.missing_synthetic:
+            note += f", missing {t.missing_real:.0%} / {t.missing_synthetic:.0%}"
+        ax.set_title(f"{t.column} ({note})", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.set_ylabel("share of records", fontsize=7)
+    for ax in axes[len(tables):]:
+        ax.set_visible(False)
+    if tables:
+        axes[0].legend(fontsize=7)
+    return fig
+
+
+def save_marginals(real: pd.DataFrame, synthetic: pd.DataFrame, scores: dict[str, float],
+                   path: Path, *, max_columns: int = 12, min_count: int = MIN_COUNT,
+                   max_bars: int = 12) -> dict[str, Any]:
+    """:func:`marginals` of :func:`marginal_tables` saved at ``path``; what the report says
+    about it (columns shown, how many categories or bins were pooled or suppressed: counts,
+    never values)."""
+    tables = marginal_tables(real, synthetic, scores, max_columns=max_columns,
+                             min_count=min_count, max_bars=max_bars)
+    save_figure(marginals(tables), path)
+    return {"file": path.name, "min_count": min_count, "max_bars": max_bars,
+            "columns_total": len(real.columns), "columns": [t.column for t in tables],
+            "pooled_categories": {t.column: t.pooled for t in tables
+                                  if t.kind == "bars" and t.pooled},
+            "suppressed_bins": {t.column: t.pooled for t in tables
+                                if t.kind == "histogram" and t.pooled}}

@@ -4,10 +4,43 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
+import threading
 import warnings
 
 NOISY_LOGGERS = ("sdv", "sdmetrics", "rdt", "copulas", "ctgan", "mlflow", "alembic", "optuna",
                  "SingleTableSynthesizer", "MultiTableSynthesizer", "matplotlib")
+
+
+class TrialFailureLines(logging.Filter):
+    """Optuna's warning for a failed trial as one line: without the traceback (the reason is
+    recorded with the trial and summed up at the end), without the "failed with value None"
+    line that follows it, and not at all for a fault of the machine or Ctrl-C, which the
+    command says once itself."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from tuner.storage import fault_of
+
+        message = record.getMessage()
+        if message.startswith("Trial ") and message.endswith("failed with value None."):
+            return False
+        if record.exc_info:
+            if isinstance(record.exc_info[1], KeyboardInterrupt) or fault_of(record.exc_info[1]):
+                return False  # the command says it itself
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+def _thread_hook(args: threading.ExceptHookArgs) -> None:
+    """A fault in a library's thread (Optuna's heartbeat on a full disk) in one line; the
+    study stops on it in the main thread, which says so."""
+    from tuner.storage import fault_of
+
+    fault = fault_of(args.exc_value)
+    if fault is None:
+        threading.__excepthook__(args)
+    else:
+        print(f"warning: {getattr(args.thread, 'name', 'a thread')}: {fault}", file=sys.stderr)
 
 
 def quiet_libraries() -> None:
@@ -21,3 +54,7 @@ def quiet_libraries() -> None:
     for name in NOISY_LOGGERS:
         logging.getLogger(name).setLevel(logging.ERROR)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    trials_logger = logging.getLogger("optuna.study._optimize")  # logs a failed trial
+    if not any(isinstance(f, TrialFailureLines) for f in trials_logger.filters):
+        trials_logger.addFilter(TrialFailureLines())
+    threading.excepthook = _thread_hook

@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import shutil
 import socket
 from importlib import metadata as importlib_metadata
@@ -37,6 +38,7 @@ from tuner import plots, report, utility
 from tuner.budget import pid_alive
 from tuner.context import Context
 from tuner.evaluation import Evaluation, evaluate
+from tuner.families import SYNTHESIZERS
 from tuner.objective import trial_params
 from tuner.storage import claim_lock
 from tuner.tracking import Tracker, is_remote
@@ -72,6 +74,10 @@ def explain_infeasible(study: optuna.Study) -> str:
         lines.append("What to try: no trial completed, so no risk was measured; fix the error(s) "
                      "above (data, config or synthesiser) and run the same command again.")
         return "\n".join(lines)
+    if any(c in complete.columns for c in ("c.emr", "c.tmr", "c.fmr")):
+        lines.append("In partial synthesis: identification risk falls as the intruder's known "
+                     "variables and the synthesised ones single out fewer records; synthesise "
+                     "more of the columns the intruder matches on, or use larger CART leaves.")
     lines += [
         "What to try: more trials; the 'cart' synthesiser with larger min_samples_leaf "
         "(narrow [space.cart] min_samples_leaf = [20, 200]); fewer quasi-identifiers if the "
@@ -178,12 +184,15 @@ def _figures(ev: Evaluation, ctx: Context, folder: Path) -> dict[str, str]:
                       folder / "f1_curve.png")
     figures = {"Adversary F1 against the Hamming threshold": "f1_curve.png"}
     keys = list(ctx.cfg.risk.cap_keys)
-    for t in ctx.cfg.risk.cap_targets:
+    for i, t in enumerate(ctx.cfg.risk.cap_targets):
         kw: dict[str, Any] = dict(keys=keys, target=t, numeric_bins=ctx.cfg.risk.numeric_bins,
                                   missing="category")
         before = risk.cap_per_record(ctx.split.train, ctx.split.train, **kw).to_numpy()
         after = risk.cap_per_record(ctx.split.train, ev.synthetic, **kw).to_numpy()
-        fname = f"cap_scatter_{t}.png"
+        safe = re.sub(r"[^\w.\-]", "_", t)  # a column name as a file name ("income [USD]/yr")
+        fname = f"cap_scatter_{safe}.png"
+        if fname in figures.values():  # two names made alike
+            fname = f"cap_scatter_{safe}_{i}.png"
         plots.save_figure(plots.cap_scatter(before, after, t, seed=ev.seed), folder / fname)
         figures[f"Record-level CAP of {t!r}: original vs synthetic"] = fname
     plots.save_figure(plots.correlations(ctx.split.train, ev.synthetic),
@@ -195,12 +204,16 @@ def _figures(ev: Evaluation, ctx: Context, folder: Path) -> dict[str, str]:
 
 def _utility(ev: Evaluation, ctx: Context, folder: Path,
              figures: dict[str, str]) -> dict[str, Any]:
-    """The Quality Report's breakdown (scores only), and its per-column figure."""
+    """The Quality Report's breakdown (scores only), its per-column figure, and the marginal
+    distributions of the worst-reproduced columns (small cells suppressed)."""
     breakdown = utility.quality_breakdown(ctx.split.train, ev.synthetic)
     plots.save_figure(plots.column_scores(breakdown["columns"], "Column shapes: how well each "
                                           "column's distribution is reproduced"),
                       folder / "column_shapes.png")
     figures["Utility per column"] = "column_shapes.png"
+    breakdown["marginals"] = plots.save_marginals(ctx.split.train, ev.synthetic,
+                                                  breakdown["columns"], folder / "marginals.png")
+    figures["Marginal distributions: training data and release"] = "marginals.png"
     return breakdown
 
 
@@ -246,7 +259,8 @@ def manifest(ev: Evaluation, ctx: Context, best: optuna.trial.FrozenTrial,
             "replicated_uniques": cfg.risk.replicated_uniques,
             "removed_records": int(ev.metrics().get("replicated_uniques_removed", 0)),
             "released_records": len(ev.synthetic),
-            "note": "synthetic records equal on every column to a record unique in the "
+            "note": PARTIAL_GATE_NOTE if cfg.study.synthesize else
+                    "synthetic records equal on every column to a record unique in the "
                     "training data are removed before scoring and release ('remove'), or make "
                     "the trial infeasible ('infeasible'); copies and distances are measured on "
                     "the data as sampled",
@@ -257,6 +271,39 @@ def manifest(ev: Evaluation, ctx: Context, best: optuna.trial.FrozenTrial,
         "versions": versions(),
         "synthetic_file": "synthetic.csv",
         "report": report_data,
+    } | ({"partial": partial_manifest(ev, ctx)} if cfg.study.synthesize else {})
+
+
+PARTIAL_GATE_NOTE = (
+    "partial synthesis: row i of each released set is training record i, its kept columns as "
+    "collected; no row is removed (removing one would withdraw a real record's kept values and "
+    "break the row correspondence), copies are measured on the intruder's columns against the "
+    "holdout records given synthesised values by the same model, and distance to closest "
+    "record does not apply (tuner/measures/partial_gate.py)")
+
+
+def set_files(sets: int) -> list[str]:
+    """The released files of ``sets`` partially synthetic sets (one: ``synthetic.csv``)."""
+    return ["synthetic.csv", *(f"synthetic_{k}.csv" for k in range(2, sets + 1))]
+
+
+def partial_manifest(ev: Evaluation, ctx: Context) -> dict[str, Any]:
+    """What the manifest says of a partially synthetic release (no data values)."""
+    cfg = ctx.cfg
+    ident = ev.results("identification").get("")
+    synthesized = list(cfg.study.synthesize or ())
+    return {
+        "synthesized": synthesized,
+        "kept": [c for c in map(str, ctx.frame.columns) if c not in synthesized],
+        "sets": len(ev.sets), "files": set_files(len(ev.sets)),
+        "conditioning": SYNTHESIZERS[ev.synthesizer].conditioning,
+        "rejection_draws": int(ev.partial.get("rejection_draws", 0)),
+        "identification": ident.to_dict() if ident is not None else None,
+        "note": "row i of every released set is training record i: the kept columns are its "
+                "values as collected (real data, released on purpose), the synthesised ones "
+                "are drawn given them; a row whose synthesised values equal the record's is "
+                "that real record. Identification risk (Reiter & Mitra 2009) measures what an "
+                "intruder matching on the known and synthesised variables can do with that.",
     }
 
 
@@ -279,6 +326,8 @@ def _export(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
     staging.mkdir(parents=True)
     try:
         ev.synthetic.to_csv(staging / "synthetic.csv", index=False)
+        for name, one in zip(set_files(len(ev.sets))[1:], ev.sets[1:], strict=True):
+            one.to_csv(staging / name, index=False)  # partial synthesis: sets 2..m
         figures = _figures(ev, ctx, staging)
         frame = trials_frame(study)
         report_data = {
@@ -289,6 +338,9 @@ def _export(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
         }
         digest = sha256_file(staging / "synthetic.csv")
         content = manifest(ev, ctx, best, digest, report_data)
+        if ev.sets:
+            content["partial"]["sha256"] = {name: sha256_file(staging / name)
+                                            for name in set_files(len(ev.sets))}
         (staging / "manifest.json").write_text(json.dumps(content, indent=2, default=str))
         report.write(staging, json.loads(json.dumps(content, default=str)))
         write_split(ctx)

@@ -37,6 +37,32 @@ CAVEATS = (
 )
 
 
+UTILITY_FIGURES = ("column_shapes.png", "marginals.png", "correlations.png")  # in this order
+
+
+def _count(n: int, noun: str) -> str:
+    plural = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
+    return f"{n} {noun if n == 1 else plural}"
+
+
+def marginals_note(info: dict[str, Any]) -> str:
+    """What the marginal plots show, and what they leave out so that no rare value shows."""
+    k, shown = info["min_count"], info["columns"]
+    pooled, bins = info.get("pooled_categories", {}), info.get("suppressed_bins", {})
+    which = (f"The {_count(len(shown), 'column')} with the lowest column-shape scores, worst first"
+             if len(shown) < info["columns_total"] else f"All {len(shown)} columns, worst first")
+    return (f"{which} (score in each title): the share of records in each category or bin, "
+            "training data (blue) against the release (orange). **Small cells are not "
+            f"shown**: a category or value with fewer than {k} training records is never drawn "
+            "on its own but pooled into 'other' with every category beyond the "
+            f"{info.get('max_bars', 12)} most frequent ({_count(sum(pooled.values()), 'category')} "
+            f"pooled in {_count(len(pooled), 'column')}); "
+            "histograms span the training data's 1st to 99th percentile, values beyond are "
+            "counted in the outer bins (so no minimum or maximum is drawn), and a bin with "
+            f"fewer than {k} training records is drawn empty for the training data "
+            f"({_count(sum(bins.values()), 'bin')} in {_count(len(bins), 'column')}).")
+
+
 def measure_rows(ev: Evaluation, risk_options: Any, utility_metric: str) -> list[dict[str, str]]:
     """One row per reported number, from the registry's report functions."""
     rows = [measures.ReportRow(f"utility U ({utility_metric})", f"{ev.utility:.4f}", "",
@@ -80,12 +106,17 @@ def _blocks(m: dict[str, Any]) -> list[tuple[str, Any]]:
     ]
     if not mem.get("can_bind", True):
         out.append(("p", f"**M cannot bind here.** {mem['warning']} The gate's measures "
-                         "(copies, distance to closest record, replicated uniques) decide."))
+                         "(exact and near copies, distance to closest record, replicated "
+                         "uniques) decide."))
     out.append(("p", f"Members expected per attack set of M: {mem['expected_members']:.1f} "
                      f"(t = {mem['sampling_fraction']:.4f}). {m['gate']['removed_records']} "
                      "synthetic records equal to a record unique in the training data were "
                      f"removed before scoring (policy: {m['gate']['replicated_uniques']})."))
     u = r.get("utility")
+    figures = r["figures"].items()
+    for title, name in figures:  # the risk figures, below the risk measures
+        if name not in UTILITY_FIGURES:
+            out += [("h3", title), ("img", name)]
     if u:
         out += [("h2", "Utility"),
                 ("p", f"SDMetrics Quality Report {u['score']:.4f}: " + ", ".join(
@@ -94,8 +125,11 @@ def _blocks(m: dict[str, Any]) -> list[tuple[str, Any]]:
                     f"{k} {v:.3f}" for k, v in sorted(
                         ((k, v) for k, v in u["pairs"].items() if math.isfinite(v)),
                         key=lambda kv: kv[1])[:5]) + ".")]
-    for title, name in r["figures"].items():
-        out += [("h2", title), ("img", name)]
+    for title, name in sorted((f for f in figures if f[1] in UTILITY_FIGURES),
+                              key=lambda f: UTILITY_FIGURES.index(f[1])):
+        out += [("h3", title), ("img", name)]
+        if name == "marginals.png" and u and "marginals" in u:
+            out.append(("p", marginals_note(u["marginals"])))
     out += [("h2", "Caveats: what these measures do not cover"),
             *[("li", c) for c in CAVEATS]]
     return out
@@ -106,8 +140,8 @@ def markdown(m: dict[str, Any]) -> str:
     for kind, content in _blocks(m):
         if kind == "h1":
             lines += [f"# {content}", ""]
-        elif kind == "h2":
-            lines += [f"## {content}", ""]
+        elif kind in ("h2", "h3"):
+            lines += [f"{'#' * int(kind[1])} {content}", ""]
         elif kind == "table":
             lines += [content.to_markdown(index=False), ""]
         elif kind == "img":
@@ -128,7 +162,7 @@ def page(m: dict[str, Any], folder: Path) -> str:
     """A self-contained HTML page: figures embedded as data URIs."""
     body: list[str] = []
     for kind, content in _blocks(m):
-        if kind in ("h1", "h2"):
+        if kind in ("h1", "h2", "h3"):
             body.append(f"<{kind}>{html.escape(content)}</{kind}>")
         elif kind == "table":
             body.append(content.to_html(index=False, escape=True, border=0))

@@ -10,11 +10,18 @@ the study and handing out worker slots, and claiming the release.
 Optuna's heartbeat fails the trial of a worker that died anywhere (no heartbeat for
 ``GRACE_SECONDS``); ``RISK_TUNER_HEARTBEAT_SECONDS`` and ``RISK_TUNER_GRACE_SECONDS`` change
 the two periods (a test uses a few seconds).
+
+Faults (:func:`fault_of`): a full disk, a read-only or inaccessible folder, a broken database
+file. They stop the study, not just a trial: the trial running is marked FAIL and its MLflow
+run FAILED, and the command says what is wrong in one line. On a full disk nothing could be
+written, so the output folder holds a small reserve file (``.disk-reserve``), freed on a fault
+to make room for those last writes and made again by the next run.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import socket
@@ -29,12 +36,65 @@ from tuner.budget import record_interrupted
 from tuner.config import Config, ConfigError
 from tuner.context import Context
 from tuner.seeding import derive
-from tuner.tracking import Tracker
+from tuner.tracking import Tracker, check_reachable
 
 HEARTBEAT_SECONDS = 10
 GRACE_SECONDS = 60
 WORKER_PREFIX = "worker."  # study attribute per worker slot: "host:pid"
 _SERVER_STORAGES: dict[tuple[str, int, int], optuna.storages.RDBStorage] = {}
+RESERVE = ".disk-reserve"
+RESERVE_BYTES = 2 << 20
+FAULT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EACCES, errno.EPERM}
+FAULT_TEXTS = ("database or disk is full", "no space left on device", "disk quota exceeded",
+               "readonly database", "read-only file system", "disk i/o error",
+               "unable to open database file", "permission denied")
+
+
+class Fault(OSError):
+    """The machine, not the trial, failed (a full disk, a read-only folder): stop the study."""
+
+
+def fault_of(exc: BaseException | None) -> str | None:
+    """What is wrong, in a few words, when ``exc`` (or an exception it came from) is a fault of
+    the disk or a store rather than of a trial; else ``None``."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, Fault):
+            return str(exc)
+        if isinstance(exc, OSError) and exc.errno in FAULT_ERRNOS:
+            where = f" ({exc.filename})" if exc.filename else ""
+            return f"{exc.strerror or os.strerror(exc.errno)}{where}"
+        text = str(exc).lower()
+        for known in FAULT_TEXTS:
+            if known in text:
+                return known
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def keep_reserve(output: Path) -> None:
+    """Make the reserve file of the output folder (see the module docstring) if it is not
+    there; on a disk already full it is an error, before any trial."""
+    path = Path(output) / RESERVE
+    with contextlib.suppress(OSError):
+        if path.stat().st_size == RESERVE_BYTES:
+            return
+    try:
+        with open(path, "wb") as f:
+            f.write(bytes(RESERVE_BYTES))
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        raise
+
+
+def free_reserve(output: Path) -> None:
+    """Free the reserve's space for the writes that record a fault."""
+    with contextlib.suppress(OSError):
+        (Path(output) / RESERVE).unlink()
 
 
 def heartbeat_seconds() -> tuple[int, int]:
@@ -81,7 +141,9 @@ def pg_lock(url: str, name: str) -> Iterator[None]:
 
     engine = sqlalchemy.create_engine(engine_url(url), poolclass=NullPool)
     try:
-        with engine.connect() as conn:
+        with _opening(url):
+            conn = engine.connect()
+        with conn:
             conn.execute(sqlalchemy.text("SELECT pg_advisory_lock(:k)"), {"k": _lock_key(name)})
             conn.commit()
             try:
@@ -106,17 +168,57 @@ def claim_lock(ctx: Context, name: str) -> Iterator[None]:
             yield
 
 
+def _shown(url: str) -> str:
+    """``url`` without its password, if it has one."""
+    if "://" in url and "@" in url:
+        from sqlalchemy.engine import make_url
+
+        return make_url(url).render_as_string(hide_password=True)
+    return url
+
+
+@contextlib.contextmanager
+def _opening(url: str) -> Iterator[None]:
+    """A database server that cannot be reached or refuses us, said as bad input naming it (a
+    fault of a local file, such as a full disk, stays a fault)."""
+    import sqlalchemy.exc
+
+    try:
+        yield
+    except sqlalchemy.exc.SQLAlchemyError as exc:
+        if fault_of(exc) or url.startswith("sqlite"):
+            raise
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        raise ConfigError(f"study.storage = {_shown(url)!r} cannot be opened: {reason}"
+                          ) from None
+
+
+def _check_url(url: str) -> None:
+    """A storage URL of a known kind, and a SQLite file in a folder that exists."""
+    if "://" in url and not url.startswith(("sqlite", "postgres", "mysql")):
+        raise ConfigError(f"study.storage = {_shown(url)!r} is not a storage Optuna can use: "
+                          "give sqlite:///PATH, postgresql://..., mysql://..., or a journal "
+                          "file's path")
+    if url.startswith("sqlite:///"):
+        folder = Path(url[len("sqlite:///"):]).parent
+        if not folder.is_dir():
+            raise ConfigError(f"study.storage = {url!r}: the folder {str(folder)!r} does not "
+                              "exist")
+
+
 def storage(url: str) -> optuna.storages.BaseStorage:
     """RDB storage (SQLite, PostgreSQL, MySQL) with Optuna's heartbeat, or a journal file."""
+    _check_url(url)
     if url.startswith(("sqlite", "postgres", "mysql")):
         beat, grace = heartbeat_seconds()
 
         def make() -> optuna.storages.RDBStorage:
-            return optuna.storages.RDBStorage(
-                engine_url(url), heartbeat_interval=beat, grace_period=grace,
-                heartbeat_stale_trial_callback=record_interrupted,
-                engine_kwargs={"connect_args": {"timeout": 60}} if url.startswith("sqlite")
-                else {"pool_pre_ping": True})
+            with _opening(url):
+                return optuna.storages.RDBStorage(
+                    engine_url(url), heartbeat_interval=beat, grace_period=grace,
+                    heartbeat_stale_trial_callback=record_interrupted,
+                    engine_kwargs={"connect_args": {"timeout": 60}} if url.startswith("sqlite")
+                    else {"pool_pre_ping": True})
 
         if url.startswith("sqlite"):
             return make()
@@ -188,9 +290,11 @@ def open_stores(ctx: Context, *, optimizing: bool = False) -> tuple[Tracker, opt
     creation is serialised by :func:`claim_lock`. A process that will run trials
     (``optimizing``) also claims a worker slot there, which seeds its sampler.
     """
+    check_reachable(ctx.mlflow_uri)  # an MLflow server that is down: said in seconds
     with claim_lock(ctx, "stores"):
+        keep_reserve(ctx.output)
+        study = open_study(ctx)  # other data under an existing study: said before MLflow opens
         tracker = Tracker(ctx.mlflow_uri, ctx.cfg.study.name, ctx.output)
-        study = open_study(ctx)
         if optimizing:
             study.sampler = sampler(ctx.cfg, claim_worker_slot(study))
         return tracker, study

@@ -12,6 +12,7 @@ heartbeat says so (and their MLflow runs with them), and runs the trials they le
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import socket
@@ -33,7 +34,7 @@ from tuner.config import Config
 from tuner.context import Context, prepare
 from tuner.objective import TrackedObjective
 from tuner.quiet import quiet_libraries
-from tuner.storage import heartbeat_seconds, open_stores
+from tuner.storage import Fault, fault_of, heartbeat_seconds, open_stores
 from tuner.tracking import Tracker
 from tuner.trials import best_feasible, trials_frame
 
@@ -76,6 +77,7 @@ def _optimize(ctx: Context, parent_run: str, budget: int,
                            # and a forced full collection costs ~0.2 s (bench_trial's gc row):
                            # Python's own generational collector frees it soon enough
                            gc_after_trial=False)
+            objective.raise_fault()  # a full disk: the trial was failed, the study stops
             continue
         if not waits:  # a journal file has no heartbeat: nothing would fail a dead trial
             break
@@ -95,7 +97,10 @@ def _optimize(ctx: Context, parent_run: str, budget: int,
 
 def _worker_main(cfg: Config, parent_run: str, budget: int) -> None:
     quiet_libraries()
-    _optimize(prepare(cfg), parent_run, budget)
+    try:
+        _optimize(prepare(cfg), parent_run, budget)
+    except Fault as exc:  # one line, as the invocation's own process says it
+        raise SystemExit(f"error in worker {os.getpid()}: {exc}") from None
 
 
 def run_study(ctx: Context, *, progress: bool = True) -> optuna.Study:
@@ -131,11 +136,17 @@ def run_study(ctx: Context, *, progress: bool = True) -> optuna.Study:
             for p in procs:
                 p.join()
             bar.close()
-    except BaseException:
-        status = "KILLED"
+    except BaseException as exc:
+        status = "FAILED" if fault_of(exc) else "KILLED"
         raise
     finally:
-        _finish_parent(tracker, parent, study, cfg, status)
+        try:
+            _finish_parent(tracker, parent, study, cfg, status)
+        except Exception:
+            if status == "FINISHED":
+                raise
+            with contextlib.suppress(Exception):  # the error that stopped the study is said
+                tracker.end(parent, status)
     return study
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import joblib
@@ -25,14 +26,18 @@ class Synthesis:
 
 
 def build(name: str, params: dict[str, Any], frame: pd.DataFrame, *, seed: int,
-          device: str = "cpu") -> Any:
-    """A synthesiser ``name`` with decoded ``params`` for a table shaped like ``frame``."""
+          device: str = "cpu", keep: Sequence[str] = ()) -> Any:
+    """A synthesiser ``name`` with decoded ``params`` for a table shaped like ``frame``;
+    ``keep``: the columns partial synthesis will give it (told to a family that takes them
+    before the fit, :attr:`tuner.families.SynthesizerSpec.keep_argument`)."""
     spec = SYNTHESIZERS[name]
     kwargs = decode(params)
     if spec.takes_device:
         kwargs["enable_gpu"] = device == "cuda"
     if spec.seed_argument:
         kwargs[spec.seed_argument] = seed
+    if keep and spec.keep_argument:
+        kwargs[spec.keep_argument] = list(keep)
     return spec.load()(metadata_for(frame), **kwargs)
 
 

@@ -13,27 +13,107 @@ With an MLflow tracking server (``http://``), the experiment is created without 
 location, so that the server's own store (``mlflow server --serve-artifacts``: ``mlflow-artifacts:``
 URIs, uploaded and downloaded through the server) holds every artifact and any host reads them.
 Two workers creating the experiment at once: the second is answered RESOURCE_ALREADY_EXISTS and
-looks it up again.
+looks it up again. A server is probed before anything else (:func:`check_reachable`): a URI
+that does not answer fails within seconds, naming it, instead of MLflow's retries for minutes.
+
+Names: MLflow accepts metric, parameter and tag names of letters, digits, ``_ - . /``, spaces
+and (not on Windows) colons, and no path tricks (``a//b``, ``..``), 250 characters at most. The
+tuner's own names are such; a column name (``cap_v1.COLUMN``) may not be. Every name goes
+through :meth:`Tracker.key`: one that MLflow might refuse is logged with each other character
+(and ``/`` and ``:``) replaced by ``_``, a suffix ``_2``, ``_3``, ... when two names of one run
+would become one, and the run's tag ``risk_tuner.names`` maps the logged names back.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import math
 import os
+import re
 import socket
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from matplotlib.figure import Figure
 
 from tuner.budget import pid_alive
+from tuner.config import ConfigError
 
 RELEASED_TAG = "released"
 # MLflow 3 opens an experiment in its GenAI view unless told it holds model development runs
 EXPERIMENT_TAGS = {"mlflow.experimentKind": "custom_model_development"}
 HOST_TAG = "risk_tuner.host"
 PID_TAG = "risk_tuner.pid"
+NAMES_TAG = "risk_tuner.names"  # JSON {logged name: name given} of the run's renamed keys
+MAX_KEY = 250  # MLflow's limit on a metric, parameter or tag name
+MAX_TAG_VALUE = 8000
+_NOT_PORTABLE = re.compile(r"[^\w.\- ]")  # besides "/" and ":", which MLflow takes on Linux
+PROBE_SECONDS = 5.0
+
+
+def mlflow_name(name: str) -> str:
+    """``name`` as MLflow accepts it on every platform: itself when it is such a name, else
+    each other character replaced by ``_`` (a name over 250 characters cut, with a hash)."""
+    clean = _NOT_PORTABLE.sub("_", name)
+    if clean in ("", ".") or clean.startswith(".."):
+        clean = "_" + clean
+    if len(clean) > MAX_KEY:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+        clean = f"{clean[:MAX_KEY - 9]}-{digest}"
+    return clean
+
+
+def _why(exc: BaseException) -> str:
+    """The root cause of a failed request in a few words ("Connection refused")."""
+    text = str(exc)
+    found = re.search(r"\[Errno -?\d+\] ([^'\")\]]+)", text)
+    if found:
+        return found.group(1).strip()
+    return text.strip().splitlines()[0][:300] if text.strip() else type(exc).__name__
+
+
+def check_reachable(uri: str, timeout: float = PROBE_SECONDS) -> None:
+    """Raise :class:`ConfigError` within ``timeout`` seconds when the MLflow server at ``uri``
+    cannot be reached (MLflow itself retries for minutes); nothing for a local store."""
+    if not is_remote(uri):
+        return
+    import requests
+
+    try:
+        answer = requests.get(uri.rstrip("/") + "/health", timeout=timeout)
+    except requests.RequestException as exc:
+        why = "no answer" if isinstance(exc, requests.Timeout) else _why(exc)
+        raise ConfigError(f"study.mlflow_uri = {uri!r} cannot be reached ({why}; "
+                          f"waited up to {timeout:g} s): start the MLflow server there (mlflow "
+                          "server --host ... --port ...), or fix study.mlflow_uri") from None
+    if answer.status_code >= 500:
+        raise ConfigError(f"study.mlflow_uri = {uri!r} answered HTTP {answer.status_code} to "
+                          "/health: is the MLflow server there up and healthy?")
+
+
+@contextlib.contextmanager
+def _one_try(remote: bool) -> Iterator[None]:
+    """MLflow's HTTP requests without retries and with a short timeout, for the block: the
+    first request to a server fails fast; later ones keep MLflow's retries (a server restarting
+    mid-study is waited for)."""
+    if not remote:
+        yield
+        return
+    keys = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "10"}
+    before = {k: os.environ.get(k) for k in keys}
+    os.environ.update(keys)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def local_uri(output: Path) -> str:
@@ -61,11 +141,23 @@ class Tracker:
         os.environ.setdefault("DO_NOT_TRACK", "true")
         # with a server, MLflow prints a "View run at" link for every run ended: one per trial
         os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
+        from mlflow.exceptions import MlflowException
         from mlflow.tracking import MlflowClient
 
         self.uri = uri
-        self.client = MlflowClient(tracking_uri=uri)
-        found = self.client.get_experiment_by_name(experiment)
+        self.names: dict[str, str] = {}  # name given -> name logged
+        self._given: dict[str, str] = {}  # name logged -> name given
+        self._renamed: dict[str, dict[str, str]] = {}  # per run: logged -> given
+        check_reachable(uri)
+        try:
+            with _one_try(is_remote(uri)):
+                self.client = MlflowClient(tracking_uri=uri)
+                found = self.client.get_experiment_by_name(experiment)
+        except MlflowException as exc:
+            if uri == local_uri(output):
+                raise
+            raise ConfigError(f"study.mlflow_uri = {uri!r} does not work as an MLflow tracking "
+                              f"store: {_why(exc)}") from None
         self.experiment_id = found.experiment_id if found else self._create(experiment, output)
 
     def _create(self, experiment: str, output: Path) -> str:
@@ -124,17 +216,44 @@ class Tracker:
         run = self.client.create_run(self.experiment_id, tags=all_tags, run_name=name)
         return str(run.info.run_id)
 
+    def key(self, name: str) -> str:
+        """The name ``name`` is logged under (:func:`mlflow_name`), never another name's."""
+        if name not in self.names:
+            base = logged = mlflow_name(name)
+            n = 2
+            while logged in self._given:
+                logged = f"{base[:MAX_KEY - 1 - len(str(n))]}_{n}"
+                n += 1
+            self.names[name], self._given[logged] = logged, name
+        return self.names[name]
+
+    def _keys(self, run_id: str, names: list[str]) -> dict[str, str]:
+        """Logged names of ``names``: those MLflow takes as they are first, the others in
+        sorted order, so that every process renames the names of a trial alike."""
+        ordered = sorted(names, key=lambda k: (mlflow_name(k) != k, k))
+        return {k: self.key(k) for k in ordered}
+
     def log(self, run_id: str, *, metrics: dict[str, float] | None = None,
             params: dict[str, Any] | None = None, tags: dict[str, Any] | None = None) -> None:
         from mlflow.entities import Metric, Param, RunTag
 
+        metrics, params, tags = metrics or {}, params or {}, dict(tags or {})
+        keys = self._keys(run_id, [*metrics, *params, *tags])
+        renamed = {v: k for k, v in keys.items() if v != k}
+        if renamed:  # the run's tag maps every name renamed in it back
+            self._renamed.setdefault(run_id, {}).update(renamed)
+            names = json.dumps(self._renamed[run_id], ensure_ascii=False, sort_keys=True)
+            if len(names) <= MAX_TAG_VALUE:
+                tags[NAMES_TAG] = names
+            else:
+                self.client.log_dict(run_id, self._renamed[run_id], "mlflow_names.json")
         now = int(time.time() * 1000)
         self.client.log_batch(
             run_id,
-            metrics=[Metric(k, float(v), now, 0) for k, v in (metrics or {}).items()
+            metrics=[Metric(keys[k], float(v), now, 0) for k, v in metrics.items()
                      if math.isfinite(float(v))],
-            params=[Param(k, str(v)[:6000]) for k, v in (params or {}).items()],
-            tags=[RunTag(k, str(v)) for k, v in (tags or {}).items()],
+            params=[Param(keys[k], str(v)[:6000]) for k, v in params.items()],
+            tags=[RunTag(keys.get(k, k), str(v)[:MAX_TAG_VALUE]) for k, v in tags.items()],
         )
 
     def log_figure(self, run_id: str, name: str, figure: Figure) -> None:

@@ -9,6 +9,9 @@ import pandas as pd
 from optuna.trial import FrozenTrial, TrialState
 
 from tuner.budget import FINISHED, SURPLUS_PREFIX
+from tuner.pareto import Point, pick
+
+PARETO_PICK_ATTR = "pareto_pick"  # study user attribute: the rule of a Pareto-mode study
 
 
 def is_feasible(trial: FrozenTrial) -> bool:
@@ -16,8 +19,38 @@ def is_feasible(trial: FrozenTrial) -> bool:
     return bool(trial.constraints) and all(v <= 0 for v in trial.constraints.values())
 
 
+def is_pareto(study: optuna.Study) -> bool:
+    """Whether ``study`` runs in Pareto mode (two objectives: U up, M down)."""
+    return len(study.directions) > 1
+
+
+def loss_of(trial: FrozenTrial) -> float:
+    """The trial's risk-utility loss: its objective value, or (Pareto mode) its logged metric."""
+    if trial.values is not None and len(trial.values) == 1:
+        return float(trial.values[0])
+    value = trial.user_attrs.get("metrics", {}).get("loss")
+    return math.nan if value is None else float(value)
+
+
+def pareto_choice(study: optuna.Study) -> tuple[FrozenTrial, list[FrozenTrial], str] | None:
+    """Pareto mode: the released trial, the feasible front and why (:func:`tuner.pareto.pick`
+    with the study's rule), or ``None`` without a feasible trial."""
+    trials = {t.number: t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+              if is_feasible(t) and t.values is not None}
+    if not trials:
+        return None
+    points = [Point(n, float(t.values[0]), float(t.values[1]), loss_of(t))
+              for n, t in trials.items()]
+    chosen, front, reason = pick(points, study.user_attrs.get(PARETO_PICK_ATTR, "utility"))
+    return trials[chosen.number], [trials[p.number] for p in front], reason
+
+
 def best_feasible(study: optuna.Study) -> FrozenTrial | None:
-    """The completed feasible trial with the lowest loss, or ``None``."""
+    """The completed feasible trial with the lowest loss, or ``None``; in Pareto mode the front
+    point the study's rule picks (:func:`pareto_choice`)."""
+    if is_pareto(study):
+        choice = pareto_choice(study)
+        return None if choice is None else choice[0]
     feasible = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
                 if is_feasible(t)]
     if not feasible:
@@ -38,7 +71,7 @@ def trials_frame(study: optuna.Study) -> pd.DataFrame:
             "number": t.number, "state": t.state.name,
             "synthesizer": t.params.get("synthesizer"),
             "utility": m.get("utility", math.nan), "m": m.get("m", math.nan),
-            "loss": t.value if t.value is not None else math.nan,
+            "loss": loss_of(t),
             "feasible": is_feasible(t),
             **{f"c.{k}": v for k, v in t.constraints.items()},
             "seconds": (t.datetime_complete - t.datetime_start).total_seconds()

@@ -19,6 +19,12 @@ batch_size = [100]
 [space.copulagan]
 epochs = [1, 2]
 batch_size = [100]
+[space.mst]
+epsilon = [0.1, 0.3]
+bins = [8]
+[space.aim]
+epsilon = [0.1, 0.3]
+bins = [8]
 """
 
 

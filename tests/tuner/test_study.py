@@ -70,7 +70,8 @@ def test_every_synthesizer_end_to_end_release_and_no_real_records(tmp_path):
     assert sorted(frame["synthesizer"]) == sorted(SYNTHESIZERS)
     assert (frame["state"] == "COMPLETE").all(), frame[["synthesizer", "fail_reason"]]
     for t in study.get_trials(states=(TrialState.COMPLETE,)):
-        assert set(t.constraints) == {"m", "copies", "dcr", "cap.affairs", "inference.affairs"}
+        assert set(t.constraints) == {"m", "copies", "near_copies", "dcr", "cap.affairs",
+                                      "inference.affairs"}
 
     folder = export(ctx, study)
     manifest = json.loads((folder / "manifest.json").read_text())

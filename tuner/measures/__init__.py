@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from tuner.measures import attribute, gate, membership
+from tuner.measures import attribute, gate, identification, membership, partial_gate
 from tuner.measures.base import (
     Bound,
     Inputs,
@@ -30,7 +30,8 @@ from tuner.measures.base import (
 )
 
 MEASURES: Mapping[str, MeasureSpec] = MappingProxyType(
-    {m.name: m for m in (*membership.SPECS, *gate.SPECS, *attribute.SPECS)})
+    {m.name: m for m in (*membership.SPECS, *gate.SPECS, *attribute.SPECS,
+                         *identification.SPECS, *partial_gate.SPECS)})
 
 
 def options() -> dict[str, Option]:

@@ -28,6 +28,9 @@ fitted on the real records), train share minus holdout share, limited by ``near_
 generator copying 10 % of its records with one value nudged passed M, exact copies and DCR in
 all 25 trials; this measure was 0.089-0.100 for every one of them and <= 0.001 for SDV's Gaussian
 copula, CTGAN and CopulaGAN.
+
+In partial synthesis (``[study] synthesize``) the kept columns are real, row by row, and these
+four measures are replaced by :mod:`tuner.measures.partial_gate`, which says what applies and why.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from tuner.measures.base import (
     difference_limit,
     num,
 )
+from tuner.measures.identification import synthesized
 
 UNIQUES_POLICIES = ("remove", "infeasible")
 
@@ -167,7 +171,7 @@ SPECS = (
                    "exact-copy share of train - that of holdout <= copy_limit",
                    difference_limit("copy_limit")),
         ),
-        enabled=lambda o: True,
+        enabled=lambda o: not synthesized(o),
         compute=_copies,
         metrics=_copies_metrics,
         bounds=(Bound("copies", "copies_difference", "copy_limit"),),
@@ -178,7 +182,7 @@ SPECS = (
         # train-unique record fails the trial (under "remove" there is none left to count)
         "unique_copies",
         options=(),
-        enabled=lambda o: o["replicated_uniques"] == "infeasible",
+        enabled=lambda o: o["replicated_uniques"] == "infeasible" and not synthesized(o),
         compute=_unique_copies,
         metrics=_unique_metrics,
         bounds=(Bound("unique_copies", "released_unique_copies", 0.0),),
@@ -191,7 +195,7 @@ SPECS = (
                    "binned (numeric_bins), minus that of holdout, <= near_copy_limit",
                    difference_limit("near_copy_limit")),
         ),
-        enabled=lambda o: True,
+        enabled=lambda o: not synthesized(o),
         compute=_near_copies,
         metrics=_near_metrics,
         bounds=(Bound("near_copies", "near_copies_difference", "near_copy_limit"),),
@@ -204,7 +208,7 @@ SPECS = (
                    "share of synthetic records closer to train than holdout, minus its "
                    "expected value, <= dcr_limit", difference_limit("dcr_limit")),
         ),
-        enabled=lambda o: True,
+        enabled=lambda o: not synthesized(o),
         compute=_dcr,
         metrics=_dcr_metrics,
         bounds=(Bound("dcr", "dcr_excess", "dcr_limit"),),

@@ -1,0 +1,196 @@
+"""The differentially private families MST and AIM (tuner/dp.py, tuner/dp_mechanisms.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tuner import dp
+from tuner.data import metadata_for
+from tuner.dp_mechanisms import cdp_delta, cdp_rho
+from tuner.families import SYNTHESIZERS
+from tuner.synthesizers import build, synthesize
+
+needs_dp = pytest.mark.skipif(
+    importlib.util.find_spec("mbi") is None,
+    reason='the `dp` extra (mbi, jax) is not installed: python -m pip install -e ".[dp]"')
+
+# rho for (epsilon, delta) as computed by OpenDP 0.14.2 through smartnoise-synth 1.0.8's
+# snsynth.utils.cdp_rho (binary search on OpenDP's zCDP -> approximate-DP map)
+OPENDP_RHO = [(1.0, 1e-5, 0.030556595197639556), (0.1, 1e-5, 0.0004329937294018093),
+              (10.0, 1e-9, 1.0907857043970153), (1.0, 1e-9, 0.01497305767358852),
+              (3.0, 1e-6, 0.1850698406534014)]
+
+
+@pytest.mark.parametrize(("epsilon", "delta", "rho"), OPENDP_RHO)
+def test_rho_matches_opendp_and_beats_the_simple_bound(epsilon, delta, rho):
+    ours = cdp_rho(epsilon, delta)
+    assert ours == pytest.approx(rho, rel=1e-6)
+    assert cdp_delta(ours, epsilon) == pytest.approx(delta, rel=1e-6)
+    assert cdp_delta(ours * 1.01, epsilon) > delta
+    # Bun & Steinke (2016), Prop. 1.3: rho-zCDP gives (rho + 2 sqrt(rho log(1/delta)), delta)
+    log = math.log(1 / delta)
+    simple = (math.sqrt(log + epsilon) - math.sqrt(log)) ** 2
+    assert ours > simple
+
+
+def test_rho_rejects_bad_budgets():
+    for eps, delta in ((0.0, 1e-5), (-1.0, 1e-5), (1.0, 0.0), (1.0, 1.0)):
+        with pytest.raises(ValueError, match="must hold"):
+            cdp_rho(eps, delta)
+
+
+def test_discretiser_codes_and_back():
+    frame = pd.DataFrame({
+        "cat": ["a", "b", None, "a", "c", "b"],
+        "few": [1.0, 2.0, 2.0, 3.0, 1.0, 1.0],  # 3 values <= bins: kept exactly
+        "x": [0.0, 10.0, 5.0, 2.4, 7.6, np.nan],  # binned into 4 bins of width 2.5
+    })
+    disc = dp.Discretiser(bins=4).fit(frame)
+    codes = disc.transform(frame)
+    assert disc.sizes == {"c0": 3 + 1, "c1": 3, "c2": 4 + 1}
+    np.testing.assert_array_equal(codes["c0"], [0, 1, 2, 0, 3, 1])
+    np.testing.assert_array_equal(codes["c1"], [0, 1, 1, 2, 0, 0])
+    np.testing.assert_array_equal(codes["c2"], [0, 3, 2, 0, 3, 4])  # max in the last bin
+    back = disc.inverse(codes, np.random.default_rng(0))
+    assert back["cat"].tolist()[:2] == ["a", "b"] and back["cat"].isna().sum() == 1
+    pd.testing.assert_series_equal(back["few"], frame["few"])
+    lows = np.array([0.0, 7.5, 5.0, 0.0, 7.5])
+    assert ((back["x"][:5] >= lows) & (back["x"][:5] <= lows + 2.5)).all()
+    assert np.isnan(back["x"][5])
+
+
+def test_missing_extra_is_named(monkeypatch):
+    monkeypatch.setitem(sys.modules, "mbi", None)  # import mbi now raises ImportError
+    with pytest.raises(ImportError, match=r"`dp` extra.*pip install -e \"\.\[dp\]\""):
+        dp.require()
+    frame = pd.DataFrame({"a": ["x", "y"] * 5, "b": [1, 2] * 5})
+    with pytest.raises(ImportError, match="dp"):
+        build("mst", {"epsilon": 1.0}, frame, seed=0)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    message = SYNTHESIZERS["aim"].missing()
+    assert message is not None and "`dp` extra" in message and "[dp]" in message
+    assert SYNTHESIZERS["cart"].missing() is None
+
+
+def test_bad_parameters_are_refused():
+    frame = pd.DataFrame({"a": ["x", "y"] * 5, "b": [1, 2] * 5})
+    for bad in ({"epsilon": 0.0}, {"delta": 1.0}, {"bins": 1}):
+        with pytest.raises(ValueError, match="must hold"):
+            dp.MSTSynthesizer(metadata_for(frame), **bad)
+
+
+def _frame(n=300, seed=0):
+    """Four columns: b follows a (80 %), x depends on a, c is independent noise."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 4, n)
+    b = np.where(rng.random(n) < 0.8, a, rng.integers(0, 4, n))
+    x = rng.normal(a * 10.0, 1.0, n)
+    return pd.DataFrame({"a": np.array(list("pqrs"))[a], "b": b, "x": x,
+                         "c": rng.integers(0, 3, n)})
+
+
+@needs_dp
+@pytest.mark.parametrize("name", ["mst", "aim"])
+def test_spends_its_budget_and_no_more(name):
+    from tuner import dp_mechanisms as mech
+
+    frame = _frame()
+    disc = dp.Discretiser(8).fit(frame)
+    data = mech.dataset(disc.transform(frame), disc.sizes)
+    rho = cdp_rho(1.0, 1e-5)
+    fitted = getattr(mech, name)(data, rho, np.random.default_rng(0), iters=50)
+    assert fitted.rho_spent <= rho * (1 + 1e-9)
+    assert fitted.rho_spent >= rho * 0.999
+    assert fitted.cliques and all(len(cl) <= 2 for cl in fitted.cliques)
+
+
+@needs_dp
+def test_mst_merges_values_it_did_not_see():
+    from tuner import dp_mechanisms as mech
+
+    rng = np.random.default_rng(1)
+    n = 400
+    codes = {"c0": rng.integers(0, 4, n), "c1": rng.integers(0, 2, n), "c2": rng.integers(0, 2, n)}
+    data = mech.dataset(codes, {"c0": 6, "c1": 2, "c2": 2})  # values 4 and 5 never occur
+    fitted = mech.mst(data, cdp_rho(10.0, 1e-5), np.random.default_rng(0), iters=50)
+    np.testing.assert_array_equal(fitted.merged["c0"], [4, 5])
+    assert fitted.model.domain["c0"] == 5  # 4 kept values and the merged one
+    out = dp._Model(_identity(6, 2, 2), fitted).sample(300)
+    assert set(out[0]) <= set(range(6)) and set(out[1]) <= {0, 1}
+
+
+class _Fixed:
+    """A stand-in for a fitted mbi model that always yields the same codes."""
+
+    def __init__(self, codes):
+        self.codes = codes
+
+    def synthetic_data(self, rows):
+        return self
+
+    def to_dict(self):
+        return self.codes
+
+
+def _identity(*sizes):
+    disc = dp.Discretiser(bins=2)
+    disc.columns = [dp._Column(j, np.arange(s)) for j, s in enumerate(sizes)]
+    disc.dtypes = pd.Series({j: np.dtype(np.int64) for j in range(len(sizes))})
+    return disc
+
+
+def test_merged_code_is_drawn_among_the_merged_values():
+    from tuner.dp_mechanisms import Fitted
+
+    codes = {"c0": np.array([0, 1, 2, 3] + [4] * 400)}  # 4: the merged cell of values 4, 5
+    fitted = Fitted(_Fixed(codes), 0.0, [], {"c0": np.array([4, 5])})
+    model = dp._Model(_identity(6), fitted)
+    out = model.sample(404)[0].to_numpy()
+    np.testing.assert_array_equal(out[:4], [0, 1, 2, 3])
+    assert set(out[4:]) == {4, 5}
+
+
+@needs_dp
+@pytest.mark.parametrize("name", ["mst", "aim"])
+def test_synthesiser_through_sdv_keeps_columns_values_and_dependence(name):
+    frame = _frame()
+    out = synthesize(name, {"epsilon": 10.0, "delta": 1e-5, "bins": 8, "iters": 100}, frame,
+                     seed=3).synthetic
+    assert list(out.columns) == list(frame.columns) and len(out) == len(frame)
+    assert set(out["a"]) <= set(frame["a"]) and set(out["c"]) <= set(frame["c"])
+    assert out["x"].between(frame["x"].min(), frame["x"].max()).all()
+    # b follows a in 80 % (+ 5 % by chance) of the records; independence would give 25 %
+    codes = out["a"].map({"p": 0, "q": 1, "r": 2, "s": 3})
+    assert (codes == out["b"]).mean() > 0.5
+
+
+@needs_dp
+@pytest.mark.parametrize("name", ["mst", "aim"])
+def test_same_seed_same_data_other_seed_other_data(name):
+    frame = _frame(200)
+    params = {"epsilon": 1.0, "delta": 1e-5, "bins": 8, "iters": 50}
+    one = synthesize(name, params, frame, seed=1).synthetic
+    two = synthesize(name, params, frame, seed=1).synthetic
+    three = synthesize(name, params, frame, seed=2).synthetic
+    pd.testing.assert_frame_equal(one, two)
+    assert not one.equals(three)
+
+
+def test_run_without_the_extra_stops_before_any_trial(tmp_path, monkeypatch, capsys):
+    from tests.tuner.conftest import write_config
+    from tuner.cli import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "mbi" else real(name, *a))
+    path = write_config(tmp_path, synthesizers=("cart", "mst"))
+    assert main(["run", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "'mst'" in err and "`dp` extra" in err and "Traceback" not in err
+    assert not (tmp_path / "out" / "study.db").exists()  # no study was started

@@ -1,0 +1,199 @@
+"""MLflow tracking: names MLflow refuses, and tracking servers that are down or are not MLflow.
+
+Names are checked against a real MLflow store (SQLite), not against MLflow's private
+validators: what it stores is the ground truth. Servers are real sockets on this machine.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+import time
+
+import optuna
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tuner.cli import main
+from tuner.config import ConfigError
+from tuner.data import read_builtin
+from tuner.tracking import NAMES_TAG, Tracker, check_reachable, mlflow_name
+
+AWKWARD = ["cap_v1.income [USD]/yr", "age: years", "âge", "x/../y", "..", "", ".", "a//b",
+           "/lead", "trail/", "tab\there", "emoji 😀", "x" * 300, "ok name-1.2", "a[1]", "a(1)",
+           "a_1_", "100%", "q?", "semi;colon", "quote'd", 'dq"', "back\\slash"]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """One real MLflow store for the module (making one takes seconds)."""
+    folder = tmp_path_factory.mktemp("mlflow")
+    uri = f"sqlite:///{folder / 'mlflow.db'}"
+    tracker = Tracker(uri, "names", folder)
+    return uri, folder, tracker
+
+
+def _logged(tracker: Tracker, run: str):
+    return tracker.client.get_run(run).data
+
+
+def test_every_awkward_name_is_logged_under_a_name_of_its_own(store):
+    uri, folder, tracker = store
+    run = tracker.start("awkward")
+    metrics = {name: float(i) for i, name in enumerate(AWKWARD)}
+    tracker.log(run, metrics=metrics, params={f"p.{n}": n for n in AWKWARD[:5]})
+    data = _logged(tracker, run)
+    keys = {name: tracker.key(name) for name in AWKWARD}
+    assert len(set(keys.values())) == len(AWKWARD)  # nothing merged
+    for name, value in metrics.items():
+        assert data.metrics[keys[name]] == value, name
+    for name in ("ok name-1.2", "âge", "a_1_"):  # names MLflow takes are left alone
+        assert keys[name] == name
+    assert keys["cap_v1.income [USD]/yr"] == "cap_v1.income _USD__yr"
+    back = json.loads(data.tags[NAMES_TAG])
+    assert back["cap_v1.income _USD__yr"] == "cap_v1.income [USD]/yr"
+    assert set(back.values()) == {n for n in [*AWKWARD, *(f"p.{n}" for n in AWKWARD[:5])]
+                                  if tracker.key(n) != n}
+    assert data.params[tracker.key("p.cap_v1.income [USD]/yr")] == "cap_v1.income [USD]/yr"
+
+
+def test_colliding_names_are_renamed_alike_in_every_process(store):
+    uri, folder, _ = store
+    names = ["income (USD)/yr", "income [USD]/yr", "income _USD__yr", "other"]
+    first = Tracker(uri, "names", folder)
+    second = Tracker(uri, "names", folder)
+    run1, run2 = first.start("one"), second.start("two")
+    first.log(run1, metrics=dict.fromkeys(names, 1.0))
+    second.log(run2, metrics=dict.fromkeys(reversed(names), 1.0))  # another order
+    assert first.names == second.names
+    assert first.key("income _USD__yr") == "income _USD__yr"  # the valid name keeps its name
+    assert {first.key(n) for n in names[:2]} == {"income _USD__yr_2", "income _USD__yr_3"}
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.text(min_size=0, max_size=40), min_size=1, max_size=6, unique=True))
+def test_any_names_are_stored_distinct_and_mapped_back(store, names):
+    uri, folder, tracker = store
+    run = tracker.start("hypothesis")
+    tracker.log(run, metrics={n: float(i) for i, n in enumerate(names)})
+    data = _logged(tracker, run)
+    keys = [tracker.key(n) for n in names]
+    assert len(set(keys)) == len(names)
+    back = json.loads(data.tags.get(NAMES_TAG, "{}"))
+    for i, (name, key) in enumerate(zip(names, keys, strict=True)):
+        assert data.metrics[key] == float(i)
+        assert key == name or back[key] == name
+        assert mlflow_name(key) == key  # what is logged is a name MLflow takes as it is
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    health = 200
+    api = 404
+
+    def do_GET(self):  # noqa: N802
+        code = self.health if self.path.startswith("/health") else self.api
+        self.send_response(code)
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        self.wfile.write(b"<html>not MLflow</html>")
+
+    do_POST = do_GET  # noqa: N815
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def server():
+    """An HTTP server on this machine answering with the codes set on its handler class."""
+    made = []
+
+    def start(health: int, api: int) -> str:
+        handler = type("H", (_Handler,), {"health": health, "api": api})
+        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        made.append(httpd)
+        return f"http://127.0.0.1:{httpd.server_address[1]}"
+
+    yield start
+    for httpd in made:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.mark.parametrize("uri,why", [("http://127.0.0.1:9", "refused"),
+                                     ("http://no-such-host.invalid:5000", "no-such-host")])
+def test_an_unreachable_server_is_said_within_seconds(tmp_path, uri, why):
+    started = time.monotonic()
+    with pytest.raises(ConfigError, match="study.mlflow_uri") as raised:
+        Tracker(uri, "x", tmp_path)
+    assert time.monotonic() - started < 10
+    assert uri in str(raised.value) and why in str(raised.value).lower()
+
+
+@pytest.mark.parametrize("health,api,said", [(503, 503, "HTTP 503"),
+                                             (200, 404, "does not work as an MLflow"),
+                                             (200, 500, "does not work as an MLflow")])
+def test_a_server_that_is_not_a_working_mlflow_is_said_within_seconds(tmp_path, server, health,
+                                                                       api, said):
+    # MLflow itself retries a 5xx answer with backoff for minutes; the first request is tried once
+    uri = server(health, api)
+    started = time.monotonic()
+    with pytest.raises(ConfigError, match=said) as raised:
+        Tracker(uri, "x", tmp_path)
+    assert time.monotonic() - started < 20
+    assert uri in str(raised.value)
+
+
+def test_a_local_store_is_not_probed(tmp_path):
+    check_reachable(f"sqlite:///{tmp_path / 'nothing-here.db'}")  # no network, no error
+    assert not (tmp_path / "nothing-here.db").exists()
+
+
+def test_a_study_on_columns_named_as_mlflow_refuses(tmp_path, capsys):
+    # "income [USD]/yr": brackets and a slash, refused by MLflow as a metric name; made every
+    # trial fail with "(no reason recorded)". Two targets that clean up to the same name.
+    frame = read_builtin("builtin:fair").head(300)
+    frame = frame.rename(columns={"affairs": "income [USD]/yr", "age": "âge: years"})
+    frame["income (USD)/yr"] = (frame["income [USD]/yr"] > 0).astype(int)
+    frame.to_csv(tmp_path / "data.csv", index=False)
+    targets = ["income [USD]/yr", "income (USD)/yr"]
+    (tmp_path / "study.toml").write_text(f"""
+[data]
+path = "data.csv"
+population_size = 100000
+[study]
+name = "names"
+synthesizers = ["gaussian_copula"]
+n_trials = 1
+output = "out"
+[risk]
+repeats = 5
+cap_keys = ["âge: years", "yrs_married"]
+cap_targets = {json.dumps(targets)}
+inference_targets = {json.dumps(targets)}
+[utility]
+metric = "hellinger"
+""")
+    code = main(["run", str(tmp_path / "study.toml"), "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code in (0, 3), err[-3000:]
+    study = optuna.load_study(study_name="names",
+                              storage=f"sqlite:///{tmp_path / 'out' / 'study.db'}")
+    trial = study.trials[0]
+    assert trial.state == optuna.trial.TrialState.COMPLETE, trial.user_attrs.get("fail_reason")
+    tracker = Tracker(f"sqlite:///{tmp_path / 'out' / 'mlflow.db'}", "names", tmp_path / "out")
+    run = tracker.client.get_run(trial.user_attrs["mlflow_run_id"])
+    assert run.info.status == "FINISHED"
+    back = json.loads(run.data.tags[NAMES_TAG])
+    logged = {back.get(k, k): v for k, v in run.data.metrics.items()}
+    for target in targets:
+        for metric in ("cap_v1", "inference_risk"):
+            name = f"{metric}.{target}"
+            assert logged[name] == pytest.approx(trial.user_attrs["metrics"][name]), name
+    assert len({k for k in run.data.metrics if k.startswith("cap_v1.")}) == 2
+    if code == 0:
+        assert (tmp_path / "out" / "release" / "report.html").exists()
