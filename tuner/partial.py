@@ -176,9 +176,9 @@ def _native(synth: Any, known: pd.DataFrame) -> pd.DataFrame:
     missing = known.index.difference(out.index)
     if len(missing):
         raise PartialSynthesisError(
-            f"{type(synth).__name__}.sample_remaining_columns returned no values for "
-            f"{len(missing)} of {len(known)} records (a kept combination its model cannot "
-            "condition on)")
+            f"{type(synth).__name__} could not draw the synthesised columns for {len(missing)} "
+            f"of {len(known)} records: its sample_remaining_columns returned no values for "
+            "them (a kept combination its model cannot condition on)")
     out = out.loc[known.index]
     for col in known.columns:
         out[col] = known[col]

@@ -68,7 +68,9 @@ def fault_of(exc: BaseException | None) -> str | None:
         text = str(exc).lower()
         for known in FAULT_TEXTS:
             if known in text:
-                return known
+                # SQLite says "readonly": say it as the file system does
+                return ("read-only database (the output folder or its database cannot be "
+                        "written)" if known == "readonly database" else known)
         exc = exc.__cause__ or exc.__context__
     return None
 
