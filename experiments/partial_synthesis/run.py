@@ -257,6 +257,10 @@ def plot(trials: pd.DataFrame, reference: list[dict[str, Any]], limit: float) ->
         ax.scatter(row["EMR / N"], row["U"], marker=marker, s=140, color="black",
                    label=row["synthesis"])
     ax.axvline(limit, color="crimson", ls="--", lw=1, label=f"emr_limit = {limit}")
+    none = sorted(set(trials["synthesizer"]) - set(done["synthesizer"]))
+    if none:
+        ax.text(0.3, 0.97, f"no trial could condition: {', '.join(none)}\n(conditioning.md)",
+                transform=ax.transAxes, fontsize=7, va="top")
     ax.set_xscale("log")
     ax.set_xlabel("expected match risk per target, EMR / N (log scale)")
     ax.set_ylabel("utility U (Quality Report, mean over the m sets)")
