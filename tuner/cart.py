@@ -155,7 +155,7 @@ class _SequentialCART:
                 pos = np.searchsorted(column.leaves, leaves)
             offset = np.floor(self.rng.random(num_rows) * column.count[pos]).astype(np.int64)
             values = column.donors[column.start[pos] + offset]
-            if column.numeric and self.params["smoothing"]:
+            if column.numeric and column.name in self.params["smoothing"]:
                 noise = self.rng.normal(0.0, 1.0, num_rows) * column.bandwidth[pos]
                 values = values.astype(float) + noise
             out[column.name] = values
@@ -170,7 +170,8 @@ class CARTSynthesizer(BaseSingleTableSynthesizer):
         min_samples_leaf: smallest number of real records in a leaf (larger = safer, smoother).
         max_depth: maximum tree depth (``None``: unlimited).
         visit_order: ``"original"``, ``"reversed"`` or ``"random"`` (seeded by random_state).
-        smoothing: add Gaussian kernel noise to numeric donor values (synthpop "density").
+        smoothing: add Gaussian kernel noise to the donor values of numerical columns (synthpop
+            "density"); categorical ones, few-valued numbers included, are left as drawn.
         random_state: seed of tree fitting and of the random visit order. Sampling has its own
             seed, set like any SDV synthesiser's (fixed by default; ``reset_sampling`` restarts).
         keep: columns given rather than modelled (partial synthesis): predictors of every
@@ -228,7 +229,12 @@ class CARTSynthesizer(BaseSingleTableSynthesizer):
                 min_samples_leaf=self.min_samples_leaf,
                 max_depth=self.max_depth,
                 visit_order=self.visit_order,
-                smoothing=self.smoothing,
+                # only numerical columns: a few-valued number is a category to SDV (passed as
+                # is), and noise would move its values off the categories the data have
+                smoothing=frozenset(
+                    c for c, meta in self.metadata.tables[self._table_name].columns.items()
+                    if meta.get("sdtype") in ("numerical", "datetime")) if self.smoothing
+                else frozenset(),
                 random_state=self.random_state,
                 keep=self.keep,
             )
