@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +30,10 @@ from tuner import report
 from tuner.config import Config, ConfigError
 from tuner.context import prepare
 from tuner.release import RELEASED_ATTR, NoFeasibleTrial, export
-from tuner.storage import open_study, storage
+from tuner.storage import claim_lock, open_study, storage
 from tuner.study import run_study
 from tuner.tracking import local_uri
-from tuner.trials import best_feasible, trials_frame
+from tuner.trials import best_feasible, is_pareto, pareto_choice, trials_frame
 
 RUN_FILE = "run.json"
 
@@ -48,6 +48,8 @@ class TunedStudy:
     mlflow_uri: str
     config_source: str | None
     config_dict: dict[str, Any] | None = None
+    # [study] values the run was given on top of its config (--mode, --synthesizers)
+    study_overrides: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
     def optuna_study(self) -> optuna.Study:
@@ -71,6 +73,10 @@ class TunedStudy:
         released = study.user_attrs.get(RELEASED_ATTR)
         if len(frame):
             frame.insert(1, "released", frame["number"] == released)
+            if is_pareto(study):  # Pareto mode: the feasible front the release was picked from
+                choice = pareto_choice(study)
+                front = {t.number for t in choice[1]} if choice else set()
+                frame.insert(2, "front", frame["number"].isin(front))
         return frame
 
     def best_feasible(self) -> optuna.trial.FrozenTrial | None:
@@ -97,7 +103,7 @@ class TunedStudy:
         source = self.config_source or self.config_dict
         if not source:
             raise ConfigError(f"{self.output / RUN_FILE} names no config")
-        return load_config(source, output=self.output)
+        return load_config(source, output=self.output, **self.study_overrides)
 
     def release(self, folder: Path | None = None) -> Path:
         """Re-create the best feasible trial's data (reads the data) and export it."""
@@ -131,7 +137,8 @@ def _save_run_file(cfg: Config, storage_url: str, mlflow_uri: str) -> None:
             "study": cfg.study.name,
             "storage": storage_url, "mlflow_uri": mlflow_uri,
             "overrides": {"output": str(cfg.study.output.resolve()),
-                          "n_trials": cfg.study.n_trials}}
+                          "n_trials": cfg.study.n_trials, "mode": cfg.study.mode,
+                          "synthesizers": list(cfg.study.synthesizers)}}
     (cfg.study.output / RUN_FILE).write_text(json.dumps(info, indent=2))
 
 
@@ -167,20 +174,26 @@ def load(output: str | Path | None = None, *, storage: str | None = None,
         output=resolved, name=info["study"],
         storage_url=info.get("storage") or f"sqlite:///{resolved / 'study.db'}",
         mlflow_uri=info.get("mlflow_uri") or f"sqlite:///{resolved / 'mlflow.db'}",
-        config_source=info.get("config"), config_dict=info.get("config_dict"))
+        config_source=info.get("config"), config_dict=info.get("config_dict"),
+        study_overrides={k: tuple(v) if isinstance(v, list) else v
+                         for k, v in info["overrides"].items() if k in ("mode", "synthesizers")})
 
 
 def start(cfg: Config, *, progress: bool = False) -> tuple[TunedStudy, Any]:
     """Prepare and run (or resume) the study of ``cfg``; return it and its context."""
     ctx = prepare(cfg)
+    # a study of other data or of the other mode is refused before the folder's run file is
+    # rewritten (else `report`/`release` of the folder would read the refused config)
+    with claim_lock(ctx, "stores"):
+        open_study(ctx)
     _save_run_file(cfg, ctx.storage_url, ctx.mlflow_uri)
     run_study(ctx, progress=progress)
     return load(cfg.study.output), ctx
 
 
 def tune(config: str | Path | Mapping[str, Any] | None, *, output: str | Path | None = None,
-         trials: int | None = None, workers: int | None = None,
-         progress: bool = False) -> TunedStudy:
+         trials: int | None = None, workers: int | None = None, mode: str | None = None,
+         synthesizers: Sequence[str] | None = None, progress: bool = False) -> TunedStudy:
     """Run (or resume) a study and export its release when a trial passed every constraint.
 
     ``config`` is a TOML path, a dict shaped like the TOML, or ``None`` for the demo. Without a
@@ -188,7 +201,8 @@ def tune(config: str | Path | Mapping[str, Any] | None, *, output: str | Path | 
     raises :class:`tuner.release.NoFeasibleTrial` saying which constraint failed how often.
     """
     cfg = load_config(config, output=Path(output) if output is not None else None,
-                      n_trials=trials, workers=workers)
+                      n_trials=trials, workers=workers, mode=mode,
+                      synthesizers=tuple(synthesizers) if synthesizers is not None else None)
     study, ctx = start(cfg, progress=progress)
     try:
         export(ctx, study.optuna_study, once=True)

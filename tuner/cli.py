@@ -23,6 +23,7 @@ def _print_table(tuned) -> None:  # noqa: ANN001
         return
     frame["released"] = frame["released"].map({True: "<== released", False: ""})
     cols = ["number", "state", "synthesizer", "utility", "m", "loss", "feasible"]
+    cols += ["front"] if "front" in frame else []  # Pareto mode: the feasible front
     cols += [c for c in frame.columns if c.startswith("c.")] + ["released"]
     with_pd = frame[cols].round(4)
     print(with_pd.to_string(index=False))
@@ -69,8 +70,10 @@ def _run(cfg, *, progress: bool) -> int:  # noqa: ANN001
     from tuner.api import start
     from tuner.release import NoFeasibleTrial, export, release_note
 
+    mode = (f"; Pareto mode (maximise U, minimise M), release pick "
+            f"{cfg.study.pareto_pick!r}" if cfg.study.mode == "pareto" else "")
     print(f"study {cfg.study.name!r}: synthesisers {', '.join(cfg.study.synthesizers)}, budget "
-          f"{cfg.study.n_trials} trials, {cfg.study.workers} worker(s); output "
+          f"{cfg.study.n_trials} trials, {cfg.study.workers} worker(s){mode}; output "
           f"{cfg.study.output.resolve()}")
     tuned, ctx = start(cfg, progress=progress)  # an unreadable data file: a ValueError naming it
     try:
@@ -220,6 +223,13 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--output", type=_folder, help="output folder (overrides study.output)")
         p.add_argument("--workers", type=_count, help="worker processes on this machine")
         p.add_argument("--no-progress", action="store_true", help="no progress bar")
+        p.add_argument("--mode", choices=("single", "pareto"),
+                       help="single: minimise the risk-utility loss; pareto: maximise U and "
+                            "minimise M, release the front point study.pareto_pick picks "
+                            "(overrides study.mode)")
+        p.add_argument("--synthesizers", nargs="+", metavar="NAME",
+                       help="synthesiser families to search, e.g. cart gaussian_copula mst aim "
+                            "(overrides study.synthesizers)")
     p_demo.set_defaults(output=None)
     p_report = sub.add_parser("report", help="the trials of an output folder (no data needed), "
                               "the released one marked; --write makes report.md/html again")
@@ -262,7 +272,9 @@ def main(argv: list[str] | None = None) -> int:
             if args.command == "demo" and output is None:
                 output = Path("demo-output")
             cfg = load_config(args.config if args.command == "run" else None,
-                              n_trials=args.trials, output=output, workers=args.workers)
+                              n_trials=args.trials, output=output, workers=args.workers,
+                              mode=args.mode, synthesizers=tuple(args.synthesizers)
+                              if args.synthesizers else None)
             _check_paths(cfg, "--output" if args.output is not None else "study.output")
             _check_device(cfg)
             return _run(cfg, progress=not args.no_progress)

@@ -8,22 +8,21 @@ against the config file's folder. See ``tuner/demo.toml`` for a complete, commen
 from __future__ import annotations
 
 import dataclasses
-import math
 import tomllib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from tuner import measures
+from tuner.config_values import ConfigError, raise_all, section, table
 from tuner.families import SYNTHESIZERS
+from tuner.pareto import PICK_RULES
 from tuner.spaces import narrow
 
 UTILITY_METRICS = ("quality_report", "hellinger", "efficacy")
 DEVICES = ("cpu", "cuda")
+MODES = ("single", "pareto")
 
-
-class ConfigError(ValueError):
-    """A configuration file is malformed; the message names the key and the problem."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,6 +57,9 @@ class StudyConfig:
     # partial synthesis (tuner.partial): the columns to synthesise; None: every column
     synthesize: tuple[str, ...] | None = None
     synthetic_sets: int = 1  # m released sets per trial (Reiter 2003), partial synthesis only
+    # "single": minimise the risk-utility loss; "pareto": maximise U and minimise M (pareto.py)
+    mode: str = "single"
+    pareto_pick: str = "utility"  # the rule that picks the release from the front (pareto.py)
 
 
 class RiskConfig(Mapping[str, Any]):
@@ -124,94 +126,6 @@ class Config:
     raw: dict[str, Any] | None = None  # the mapping a config made from a dict came from
 
 
-def _kind(annotation: str) -> str:
-    """The option kind of a dataclass field's (string) annotation."""
-    if "Path" in annotation:
-        return "path"
-    if annotation.startswith("dict"):
-        return "codes"
-    if "tuple" in annotation:
-        return "columns"
-    if annotation.startswith("int"):
-        return "int"
-    if "float" in annotation:
-        return "float"
-    if annotation.startswith("bool"):
-        return "bool"
-    return "str"
-
-
-def _coerce(where: str, kind: str, value: Any, base: Path) -> Any:
-    """``value`` of TOML key ``where`` as ``kind``, or :class:`ConfigError` saying why not."""
-    if kind == "path":
-        if not isinstance(value, str):
-            raise ConfigError(f"{where} must be a path string, got {value!r}")
-        p = Path(value)
-        return p if (p.is_absolute() or value.startswith("builtin:")) else (base / p)
-    if kind == "codes":
-        ok = isinstance(value, dict) and all(
-            isinstance(v, list) and v and all(isinstance(x, (int, float, str))
-                                              and not isinstance(x, bool) for x in v)
-            for v in value.values())
-        if not ok:
-            raise ConfigError(f"{where} must be a table of column = [codes read as missing], "
-                              f"e.g. {{ income = [-8] }}, got {value!r}")
-        return {str(k): tuple(v) for k, v in value.items()}
-    if kind == "columns":
-        if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-            raise ConfigError(f"{where} must be a list of strings, got {value!r}")
-        return tuple(value)
-    if kind == "bool":
-        if not isinstance(value, bool):
-            raise ConfigError(f"{where} must be true or false, got {value!r}")
-        return value
-    if kind == "int":
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{where} must be an integer, got {value!r}")
-        return value
-    if kind == "float":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{where} must be a number, got {value!r}")
-        if not math.isfinite(value):
-            raise ConfigError(f"{where} must be a finite number, got {value!r}")
-        return float(value)
-    if not isinstance(value, str):
-        raise ConfigError(f"{where} must be a string, got {value!r}")
-    return value
-
-
-def _table(raw: dict[str, Any], name: str, kinds: Mapping[str, str], base: Path,
-           errors: list[str]) -> dict[str, Any]:
-    """The values of section ``[name]`` coerced to ``kinds``; problems appended to ``errors``."""
-    table = raw.get(name, {})
-    if not isinstance(table, dict):
-        errors.append(f"[{name}] must be a table, got {table!r}")
-        return {}
-    unknown = sorted(set(table) - set(kinds))
-    if unknown:
-        errors.append(f"unknown key(s) {unknown} in [{name}]; valid keys: {sorted(kinds)}")
-    values: dict[str, Any] = {}
-    for key in sorted(set(table) & set(kinds)):
-        try:
-            values[key] = _coerce(f"{name}.{key}", kinds[key], table[key], base)
-        except ConfigError as exc:
-            errors.append(str(exc))
-    return values
-
-
-def _section(raw: dict[str, Any], name: str, cls: type, base: Path, errors: list[str]) -> Any:
-    kinds = {f.name: _kind(str(f.type)) for f in dataclasses.fields(cls)}
-    values = _table(raw, name, kinds, base, errors)
-    absent = [f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING
-              and f.name not in values]
-    if absent:
-        given = raw.get(name) if isinstance(raw.get(name), dict) else {}
-        missing = [k for k in absent if k not in given]  # a bad value was said already
-        if missing and isinstance(raw.get(name), dict):  # else said once already
-            errors.append(f"[{name}] lacks required key(s) {missing}")
-        return None
-    return cls(**values)
-
 
 def _problems(cfg: Config) -> list[str]:
     """Every value out of range or inconsistent, each naming its key."""
@@ -242,6 +156,10 @@ def _problems(cfg: Config) -> list[str]:
     if s.device not in DEVICES:
         errors.append(f"study.device must be one of {DEVICES}, got {s.device!r}")
     errors += _partial_problems(s)
+    if s.mode not in MODES:
+        errors.append(f"study.mode must be one of {MODES}, got {s.mode!r}")
+    if s.pareto_pick not in PICK_RULES:
+        errors.append(f"study.pareto_pick must be one of {PICK_RULES}, got {s.pareto_pick!r}")
     errors += measures.check(cfg.risk)
     if u.metric not in UTILITY_METRICS:
         errors.append(f"utility.metric must be one of {UTILITY_METRICS}, got {u.metric!r}")
@@ -285,13 +203,6 @@ def _partial_problems(s: StudyConfig) -> list[str]:
                       "fully synthetic release is one set")
     return errors
 
-
-def raise_all(errors: list[str]) -> None:
-    if len(errors) == 1:
-        raise ConfigError(errors[0])
-    if errors:
-        raise ConfigError(f"{len(errors)} problems in the configuration:\n" +
-                          "\n".join(f"  - {e}" for e in errors))
 
 
 def check(cfg: Config) -> None:
@@ -357,11 +268,11 @@ def parse(raw: dict[str, Any], *, base: Path, source: Path | None = None) -> Con
         errors.append("[space.NAME] sections must be tables of parameter = [low, high] or "
                       "[choices]")
         spaces = {}
-    data = _section(raw, "data", DataConfig, base, errors)
-    study = _section(raw, "study", StudyConfig, base, errors)
-    utility = _section(raw, "utility", UtilityConfig, base, errors)
+    data = section(raw, "data", DataConfig, base, errors)
+    study = section(raw, "study", StudyConfig, base, errors)
+    utility = section(raw, "utility", UtilityConfig, base, errors)
     kinds = {k: o.kind for k, o in measures.options().items()}
-    risk_values = _table(raw, "risk", kinds, base, errors)
+    risk_values = table(raw, "risk", kinds, base, errors)
     if data is None or study is None or utility is None:
         raise_all(errors)
     cfg = Config(data=data, study=study,

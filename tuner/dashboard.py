@@ -137,10 +137,16 @@ class FeasibilityStorage(BaseStorage):
 class FeasibleBestOnly:
     """Bottle plugin: in the study's API answer (``/api/studies/<id>``), drop a "best" trial
     with a constraint > 0. There is one only when no trial is feasible:
-    :class:`FeasibilityStorage` picks the best feasible trial otherwise."""
+    :class:`FeasibilityStorage` picks the best feasible trial otherwise. In a Pareto-mode study
+    (two directions) optuna-dashboard's "best trials" are the front of *every* trial, which an
+    infeasible trial can dominate away; they are replaced by the front of the feasible trials
+    (:func:`tuner.trials.pareto_choice`, the front the release is picked from)."""
 
     name = "feasible_best_only"
     api = 2
+
+    def __init__(self, storage: BaseStorage) -> None:
+        self._storage = storage
 
     def apply(self, callback: Callable[..., Any], route: Any) -> Callable[..., Any]:
         if route.rule != STUDY_DETAIL_RULE:
@@ -149,11 +155,23 @@ class FeasibleBestOnly:
         @functools.wraps(callback)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             body = callback(*args, **kwargs)
-            if isinstance(body, dict) and "best_trials" in body:
+            if not (isinstance(body, dict) and "best_trials" in body):
+                return body
+            if len(body.get("directions", ())) > 1 and "trials" in body:
+                front = self._feasible_front(int(kwargs["study_id"]))
+                body["best_trials"] = [t for t in body["trials"] if t.get("number") in front]
+            else:
                 body["best_trials"] = [t for t in body["best_trials"]
                                        if all(c <= 0 for c in t.get("constraints", []))]
             return body
         return wrapper
+
+    def _feasible_front(self, study_id: int) -> set[int]:
+        from tuner.trials import pareto_choice
+
+        name = self._storage.get_study_name_from_id(study_id)
+        choice = pareto_choice(optuna.load_study(study_name=name, storage=self._storage))
+        return set() if choice is None else {t.number for t in choice[1]}
 
 
 def app(storage: BaseStorage) -> Any:
@@ -166,7 +184,7 @@ def app(storage: BaseStorage) -> Any:
                           "'.[dashboard]' in a checkout)") from exc
 
     application = wsgi(FeasibilityStorage(storage))
-    application.install(FeasibleBestOnly())
+    application.install(FeasibleBestOnly(storage))
     return application
 
 

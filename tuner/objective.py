@@ -84,7 +84,7 @@ class TrackedObjective:
         self.budget = budget
         self.fault: Fault | None = None
 
-    def __call__(self, trial: Trial) -> float:
+    def __call__(self, trial: Trial) -> float | tuple[float, float]:
         if not claim_slot(trial.study, trial.number, self.budget):
             trial.study.stop()
             raise optuna.TrialPruned("surplus: the budget was used up by other workers")
@@ -117,7 +117,8 @@ class TrackedObjective:
                                       "threads": self.threads, **params})
         return run, name, params
 
-    def _evaluate(self, trial: Trial, run: str, name: str, params: dict[str, Any]) -> float:
+    def _evaluate(self, trial: Trial, run: str, name: str,
+                  params: dict[str, Any]) -> float | tuple[float, float]:
         seed = derive(self.ctx.cfg.study.seed, 2, trial.number)
         ev = evaluation.evaluate(self.ctx.cfg, self.ctx.split, name, params, seed=seed,
                                  threads=self.threads)
@@ -134,6 +135,8 @@ class TrackedObjective:
         self.tracker.log_figure(run, "f1_curve.png", plots.f1_curve(
             m.f1_by_threshold, m.f_naive, m.hamming_threshold))
         self.tracker.end(run, "FINISHED")
+        if self.ctx.cfg.study.mode == "pareto":  # maximise U, minimise M (tuner.pareto)
+            return ev.utility, ev.membership.m
         return ev.loss.loss
 
     def _failed(self, trial: Trial, run: str | None, exc: Exception) -> None:

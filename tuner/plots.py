@@ -30,14 +30,27 @@ def save_figure(fig: Figure, path: Path) -> Path:
 
 
 def risk_utility(trials: pd.DataFrame, *, threshold: float = 0.2,
-                 title: str = "Risk-utility map (filled: all constraints met)") -> Figure:
-    """U against M for every completed trial, the M = threshold line, feasible trials filled."""
+                 title: str = "Risk-utility map (filled: all constraints met)",
+                 front: tuple[int, ...] = (), released: int | None = None) -> Figure:
+    """U against M for every completed trial, the M = threshold line, feasible trials filled.
+
+    Pareto mode (:mod:`tuner.pareto`): ``front`` (trial numbers of the feasible front) is drawn
+    as a staircase through its points and ``released`` (a trial number) is ringed.
+    """
     fig, ax = figure(figsize=(6.5, 4.5))
     for name, group in trials.groupby("synthesizer"):
         feas = group["feasible"].astype(bool)
         pts = ax.scatter(group.loc[feas, "m"], group.loc[feas, "utility"], label=f"{name}", s=36)
         ax.scatter(group.loc[~feas, "m"], group.loc[~feas, "utility"], s=36,
                    facecolors="none", edgecolors=pts.get_facecolor())
+    on_front = trials[trials["number"].isin(front)].sort_values("m")
+    if len(on_front):
+        ax.step(on_front["m"], on_front["utility"], where="post", color="black", lw=1,
+                label=f"feasible front ({len(on_front)} trials)")
+    chosen = trials[trials["number"] == released]
+    if len(chosen):
+        ax.scatter(chosen["m"], chosen["utility"], s=220, facecolors="none", edgecolors="black",
+                   linewidths=1.5, label=f"released: trial {released}")
     ax.axvline(threshold, color="crimson", ls="--", lw=1, label=f"M = {threshold}")
     ax.set_xlabel("membership disclosure M (relative F1)")
     ax.set_ylabel("utility U")

@@ -42,7 +42,14 @@ from tuner.families import SYNTHESIZERS
 from tuner.objective import trial_params
 from tuner.storage import claim_lock
 from tuner.tracking import Tracker, is_remote
-from tuner.trials import best_feasible, trials_frame
+from tuner.trials import (
+    PARETO_PICK_ATTR,
+    best_feasible,
+    is_pareto,
+    loss_of,
+    pareto_choice,
+    trials_frame,
+)
 
 PACKAGES = ("risk-tuner", "sdv", "sdmetrics", "optuna", "mlflow", "torch", "scikit-learn",
             "pandas", "numpy")
@@ -136,6 +143,20 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
     study.set_user_attr(WHERE_ATTR, where)
     study.set_user_attr(RELEASED_ATTR, best.number)
     return out
+
+
+def selection(study: optuna.Study, best: optuna.trial.FrozenTrial) -> dict[str, Any]:
+    """Why ``best`` is the release: the study's mode, rule, and (Pareto mode) its front."""
+    if not is_pareto(study):
+        return {"mode": "single", "rule": "the lowest risk-utility loss among the feasible "
+                "trials (every constraint <= 0)",
+                "reason": f"trial {best.number} has the lowest loss, {loss_of(best):.4f}, of "
+                          "the feasible trials"}
+    choice = pareto_choice(study)
+    assert choice is not None  # best came from it
+    _, front, reason = choice
+    return {"mode": "pareto", "rule": study.user_attrs.get(PARETO_PICK_ATTR, "utility"),
+            "front": sorted(t.number for t in front), "reason": reason}
 
 
 def _exported(study: optuna.Study, trial: int, folder: Path) -> bool:
@@ -330,6 +351,15 @@ def _export(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
             one.to_csv(staging / name, index=False)  # partial synthesis: sets 2..m
         figures = _figures(ev, ctx, staging)
         frame = trials_frame(study)
+        chosen = selection(study, best)
+        if chosen["mode"] == "pareto":
+            complete = frame[frame["state"] == "COMPLETE"]
+            plots.save_figure(plots.risk_utility(
+                complete, threshold=ctx.cfg.risk.m_threshold, front=tuple(chosen["front"]),
+                released=best.number, title="Pareto mode: the feasible front and the release"),
+                staging / "pareto_front.png")
+            figures["Utility against M: the feasible front and the released point"] = \
+                "pareto_front.png"
         report_data = {
             "rows": report.measure_rows(ev, ctx.cfg.risk, ctx.cfg.utility.metric),
             "trials_run": len(frame),
@@ -337,7 +367,7 @@ def _export(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
             "utility": _utility(ev, ctx, staging, figures), "figures": figures,
         }
         digest = sha256_file(staging / "synthetic.csv")
-        content = manifest(ev, ctx, best, digest, report_data)
+        content = manifest(ev, ctx, best, digest, report_data) | {"selection": chosen}
         if ev.sets:
             content["partial"]["sha256"] = {name: sha256_file(staging / name)
                                             for name in set_files(len(ev.sets))}

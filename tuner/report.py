@@ -77,6 +77,18 @@ def measure_rows(ev: Evaluation, risk_options: Any, utility_metric: str) -> list
     return [dict(r.__dict__) for r in rows]
 
 
+def _selection(chosen: dict[str, Any] | None) -> list[tuple[str, Any]]:
+    """Why this trial was released (manifests written before the key existed have none)."""
+    if not chosen:
+        return []
+    if chosen["mode"] == "pareto":
+        return [("h2", "Why this trial"),
+                ("p", f"{chosen['reason']} The study maximised U and minimised M with every "
+                      "constraint enforced; the feasible front is trial(s) "
+                      f"{', '.join(map(str, chosen['front']))}.")]
+    return [("h2", "Why this trial"), ("p", f"Rule: {chosen['rule']}; {chosen['reason']}.")]
+
+
 def _blocks(m: dict[str, Any]) -> list[tuple[str, Any]]:
     """The report as a list of (kind, content): h1, h2, p, table (DataFrame), img (file)."""
     r, trial = m["report"], m["trial"]
@@ -96,6 +108,7 @@ def _blocks(m: dict[str, Any]) -> list[tuple[str, Any]]:
                             f"{m['seeds']['trial']}, {m['threads']} thread(s), {m['device']}"),
             ("config SHA-256", m["config_sha256"]),
         ], columns=["", "value"])),
+        *_selection(m.get("selection")),
         ("h2", "Decision: every constraint"),
         ("table", pd.DataFrame([{"constraint (passes when <= 0)": k,
                                  "value": f"{v['value']:+.4f}",

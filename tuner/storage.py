@@ -37,6 +37,7 @@ from tuner.config import Config, ConfigError
 from tuner.context import Context
 from tuner.seeding import derive
 from tuner.tracking import Tracker, check_reachable
+from tuner.trials import PARETO_PICK_ATTR
 
 HEARTBEAT_SECONDS = 10
 GRACE_SECONDS = 60
@@ -260,11 +261,26 @@ def claim_worker_slot(study: optuna.Study) -> int:
 
 
 def open_study(ctx: Context, worker: int = 0) -> optuna.Study:
-    """Create or load the study; refuse one that was run on other data."""
+    """Create or load the study; refuse one that was run on other data or in the other mode.
+
+    ``[study] mode = "pareto"`` makes a two-objective study (maximise U, minimise M) whose
+    user attribute :data:`tuner.trials.PARETO_PICK_ATTR` holds the config's pick rule (taken
+    anew on every open: the rule only decides the release, not the search).
+    """
+    mode = ctx.cfg.study.mode
     study = optuna.create_study(
         study_name=ctx.cfg.study.name, storage=storage(ctx.storage_url),
-        sampler=sampler(ctx.cfg, worker), direction="minimize", load_if_exists=True,
+        sampler=sampler(ctx.cfg, worker), directions=DIRECTIONS[mode], load_if_exists=True,
     )
+    stored = "pareto" if len(study.directions) > 1 else "single"
+    if stored != mode:
+        raise ModeChanged(
+            f"study {ctx.cfg.study.name!r} in {ctx.storage_url} was run with study.mode = "
+            f"{stored!r}, the config now says {mode!r}: its trials were scored for another "
+            f"objective; set study.mode = {stored!r} (or --mode {stored}) to resume it, or "
+            "use another study.name or --output for a new study")
+    if mode == "pareto" and study.user_attrs.get(PARETO_PICK_ATTR) != ctx.cfg.study.pareto_pick:
+        study.set_user_attr(PARETO_PICK_ATTR, ctx.cfg.study.pareto_pick)
     fp = ctx.fingerprint
     known = study.user_attrs.get("data_fingerprint")
     if known is None:
@@ -282,6 +298,14 @@ def open_study(ctx: Context, worker: int = 0) -> optuna.Study:
 
 class DataChanged(ValueError):
     """The study exists and was run on data with another fingerprint."""
+
+
+class ModeChanged(ValueError):
+    """The study exists and was run in the other ``study.mode``."""
+
+
+# the Optuna directions of each study.mode: the loss, or (U, M)
+DIRECTIONS = {"single": ["minimize"], "pareto": ["maximize", "minimize"]}
 
 
 def open_stores(ctx: Context, *, optimizing: bool = False) -> tuple[Tracker, optuna.Study]:

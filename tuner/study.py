@@ -36,7 +36,7 @@ from tuner.objective import TrackedObjective
 from tuner.quiet import quiet_libraries
 from tuner.storage import Fault, fault_of, heartbeat_seconds, open_stores
 from tuner.tracking import Tracker
-from tuner.trials import best_feasible, trials_frame
+from tuner.trials import best_feasible, is_pareto, loss_of, pareto_choice, trials_frame
 
 
 def threads_per_worker(workers: int) -> int:
@@ -154,16 +154,20 @@ def _finish_parent(tracker: Tracker, parent: str, study: optuna.Study, cfg: Conf
                    status: str) -> None:
     frame = trials_frame(study)
     complete = frame[frame["state"] == "COMPLETE"] if len(frame) else frame
+    choice = pareto_choice(study) if is_pareto(study) else None
+    front = tuple(t.number for t in choice[1]) if choice else ()
+    best = best_feasible(study)
     if len(complete):
-        tracker.log_figure(parent, "risk_utility.png",
-                           plots.risk_utility(complete, threshold=cfg.risk.m_threshold))
+        tracker.log_figure(parent, "risk_utility.png", plots.risk_utility(
+            complete, threshold=cfg.risk.m_threshold, front=front,
+            released=best.number if best and is_pareto(study) else None))
         tracker.log_figure(parent, "optimization_history.png", plots.history(complete))
         tracker.log_table(parent, "trials.json", frame)
-    best = best_feasible(study)
     tracker.log(parent, metrics={
         "trials_finished": len(frame), "trials_complete": len(complete),
         "trials_feasible": int(complete["feasible"].sum()) if len(complete) else 0,
-        **({"best_feasible_loss": best.value} if best and best.value is not None else {}),
+        **({"best_feasible_loss": loss_of(best)} if best else {}),
+        **({"pareto_front_size": len(front)} if is_pareto(study) else {}),
     })
     tracker.end(parent, status)
 
@@ -180,9 +184,13 @@ class _Progress:
     def __call__(self, study: optuna.Study, trial: FrozenTrial) -> None:
         self.bar.n = min(self.bar.total, budget_used(study))
         best = best_feasible(study)
-        self.bar.set_postfix_str(
-            f"best feasible loss {best.value:.4f}" if best and best.value is not None
-            else "no feasible trial yet")
+        if best is None:
+            self.bar.set_postfix_str("no feasible trial yet")
+        elif is_pareto(study):  # the front point the pick rule would release now
+            u, m = best.values
+            self.bar.set_postfix_str(f"pick: trial {best.number}, U {u:.4f}, M {m:.3f}")
+        else:
+            self.bar.set_postfix_str(f"best feasible loss {loss_of(best):.4f}")
         self.bar.refresh()
 
     def close(self) -> None:

@@ -117,3 +117,16 @@ def test_missing_optuna_dashboard_says_what_to_install(url, monkeypatch, capsys)
     monkeypatch.setitem(sys.modules, "optuna_dashboard", None)  # import fails
     assert main(["dashboard", "--storage", url]) == EXIT_CONFIG
     assert "pip install 'risk-tuner[dashboard]'" in capsys.readouterr().err
+
+
+def test_pareto_mode_study_shows_its_feasible_front(url):
+    # Pareto mode (maximise U, minimise M): trial 0 dominates everything but breaks a
+    # constraint; the feasible front is trials 1 and 2 (3 is dominated by 1)
+    study = optuna.create_study(storage=url, study_name="p", directions=["maximize", "minimize"])
+    points = [((0.99, -0.5), {"copies": 0.1}), ((0.95, -0.1), {"copies": -0.1}),
+              ((0.80, -0.3), {"copies": -0.1}), ((0.90, -0.05), {"copies": -0.1})]
+    for values, constraints in points:
+        study.add_trial(create_trial(values=list(values), params={"synthesizer": "cart"},
+                                     distributions=SPACE, constraints=constraints))
+    application = app(FeasibilityStorage(open_storage(url)))
+    assert sorted(_best(application, study._study_id)) == [1, 2]

@@ -1,0 +1,115 @@
+"""Reading TOML tables into typed values: the generic part of :mod:`tuner.config`.
+
+A key's kind comes from its dataclass field's annotation (path, list of columns, int, float,
+bool, str, per-column codes); every problem is collected, naming the key, the value and what
+was expected, so that a file's mistakes are reported at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A configuration file is malformed; the message names the key and the problem."""
+
+
+def kind_of(annotation: str) -> str:
+    """The option kind of a dataclass field's (string) annotation."""
+    if "Path" in annotation:
+        return "path"
+    if annotation.startswith("dict"):
+        return "codes"
+    if "tuple" in annotation:
+        return "columns"
+    if annotation.startswith("int"):
+        return "int"
+    if "float" in annotation:
+        return "float"
+    if annotation.startswith("bool"):
+        return "bool"
+    return "str"
+
+
+def coerce(where: str, kind: str, value: Any, base: Path) -> Any:
+    """``value`` of TOML key ``where`` as ``kind``, or :class:`ConfigError` saying why not."""
+    if kind == "path":
+        if not isinstance(value, str):
+            raise ConfigError(f"{where} must be a path string, got {value!r}")
+        p = Path(value)
+        return p if (p.is_absolute() or value.startswith("builtin:")) else (base / p)
+    if kind == "codes":
+        ok = isinstance(value, dict) and all(
+            isinstance(v, list) and v and all(isinstance(x, (int, float, str))
+                                              and not isinstance(x, bool) for x in v)
+            for v in value.values())
+        if not ok:
+            raise ConfigError(f"{where} must be a table of column = [codes read as missing], "
+                              f"e.g. {{ income = [-8] }}, got {value!r}")
+        return {str(k): tuple(v) for k, v in value.items()}
+    if kind == "columns":
+        if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise ConfigError(f"{where} must be a list of strings, got {value!r}")
+        return tuple(value)
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where} must be true or false, got {value!r}")
+        return value
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{where} must be an integer, got {value!r}")
+        return value
+    if kind == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{where} must be a number, got {value!r}")
+        if not math.isfinite(value):
+            raise ConfigError(f"{where} must be a finite number, got {value!r}")
+        return float(value)
+    if not isinstance(value, str):
+        raise ConfigError(f"{where} must be a string, got {value!r}")
+    return value
+
+
+def table(raw: dict[str, Any], name: str, kinds: Mapping[str, str], base: Path,
+           errors: list[str]) -> dict[str, Any]:
+    """The values of section ``[name]`` coerced to ``kinds``; problems appended to ``errors``."""
+    table = raw.get(name, {})
+    if not isinstance(table, dict):
+        errors.append(f"[{name}] must be a table, got {table!r}")
+        return {}
+    unknown = sorted(set(table) - set(kinds))
+    if unknown:
+        errors.append(f"unknown key(s) {unknown} in [{name}]; valid keys: {sorted(kinds)}")
+    values: dict[str, Any] = {}
+    for key in sorted(set(table) & set(kinds)):
+        try:
+            values[key] = coerce(f"{name}.{key}", kinds[key], table[key], base)
+        except ConfigError as exc:
+            errors.append(str(exc))
+    return values
+
+
+def section(raw: dict[str, Any], name: str, cls: type, base: Path, errors: list[str]) -> Any:
+    kinds = {f.name: kind_of(str(f.type)) for f in dataclasses.fields(cls)}
+    values = table(raw, name, kinds, base, errors)
+    absent = [f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING
+              and f.name not in values]
+    if absent:
+        given = raw.get(name) if isinstance(raw.get(name), dict) else {}
+        missing = [k for k in absent if k not in given]  # a bad value was said already
+        if missing and isinstance(raw.get(name), dict):  # else said once already
+            errors.append(f"[{name}] lacks required key(s) {missing}")
+        return None
+    return cls(**values)
+
+
+def raise_all(errors: list[str]) -> None:
+    if len(errors) == 1:
+        raise ConfigError(errors[0])
+    if errors:
+        raise ConfigError(f"{len(errors)} problems in the configuration:\n" +
+                          "\n".join(f"  - {e}" for e in errors))
