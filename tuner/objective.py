@@ -22,7 +22,7 @@ from optuna.distributions import (
 )
 from optuna.trial import Trial
 
-from tuner import evaluation, plots
+from tuner import evaluation
 from tuner.budget import INTERRUPTED_PREFIX, claim_slot
 from tuner.config import Config
 from tuner.context import Context
@@ -129,11 +129,11 @@ class TrackedObjective:
         trial.set_user_attr("mlflow_run_id", run)
         if ev.membership.warning:
             trial.set_user_attr("m_warning", ev.membership.warning)
-        self.tracker.log(run, metrics=metrics, tags={"state": "COMPLETE", "feasible": ev.feasible})
+        # the adversary's F1 by Hamming threshold as a stepped metric, not a rendered figure
+        # (0.26 s of a trial's 0.46 s of bookkeeping; the release draws it)
+        self.tracker.log(run, metrics=metrics, tags={"state": "COMPLETE", "feasible": ev.feasible},
+                         series={"f1_by_h": ev.membership.f1_by_threshold})
         self.tracker.log_dict(run, "risk_results.json", ev.risk_results())
-        m = ev.membership
-        self.tracker.log_figure(run, "f1_curve.png", plots.f1_curve(
-            m.f1_by_threshold, m.f_naive, m.hamming_threshold))
         self.tracker.end(run, "FINISHED")
         if self.ctx.cfg.study.mode == "pareto":  # maximise U, minimise M (tuner.pareto)
             return ev.utility, ev.membership.m

@@ -59,6 +59,18 @@ def test_every_awkward_name_is_logged_under_a_name_of_its_own(store):
     assert data.params[tracker.key("p.cap_v1.income [USD]/yr")] == "cap_v1.income [USD]/yr"
 
 
+def test_a_series_is_one_metric_with_a_value_per_step(store):
+    _, _, tracker = store
+    run = tracker.start("series")
+    curve = (0.9, 0.55, float("nan"), 0.5)
+    tracker.log(run, metrics={"m": 0.1}, series={"f1_by_h": curve, "cap [x]": (1.0,)})
+    history = tracker.client.get_metric_history(run, "f1_by_h")
+    assert [(h.step, h.value) for h in sorted(history, key=lambda h: h.step)] == [
+        (0, 0.9), (1, 0.55), (3, 0.5)]  # a NaN step is left out, as NaN metrics are
+    assert tracker.client.get_metric_history(run, tracker.key("cap [x]"))[0].value == 1.0
+    assert _logged(tracker, run).metrics["m"] == 0.1
+
+
 def test_colliding_names_are_renamed_alike_in_every_process(store):
     uri, folder, _ = store
     names = ["income (USD)/yr", "income [USD]/yr", "income _USD__yr", "other"]
