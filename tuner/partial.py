@@ -49,14 +49,12 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-import joblib
 import numpy as np
 import pandas as pd
 
 from tuner.data import TABLE, sdtype
 from tuner.families import SYNTHESIZERS, SynthesizerSpec
-from tuner.seeding import seeded
-from tuner.synthesizers import build
+from tuner.synthesizers import build, fitted
 
 REJECT_DRAWS_PER_ROW = 200  # rejection budget: draws from the joint model per row to fill
 REJECT_FIRST_BATCH = 1_000  # smallest first batch; batches double up to REJECT_MAX_BATCH
@@ -225,11 +223,7 @@ def synthesize_partial(
     if problem:
         raise PartialSynthesisError(problem)
     synth = build(name, params, train, seed=seed, device=device, keep=kept)
-    with seeded(seed, threads=threads), joblib.parallel_config(backend="sequential"):
-        start = time.perf_counter()
-        synth.fit({TABLE: train})
-        fit_seconds = time.perf_counter() - start
-        synth._set_random_state(seed)  # SDV's own hook for the sampling generator
+    with fitted(synth, train, seed=seed, threads=threads) as fit_seconds:
         start = time.perf_counter()
         drawn, released = 0, []
         for _ in range(sets):

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import joblib
@@ -62,12 +63,22 @@ def synthesize(
     generator, and concurrent ones changed the synthetic data.
     """
     synth = build(name, params, train, seed=seed, device=device)
+    with fitted(synth, train, seed=seed, threads=threads) as fit_seconds:
+        start = time.perf_counter()
+        synthetic = synth.sample(num_rows or len(train))[TABLE]
+        sample_seconds = time.perf_counter() - start
+    return Synthesis(synthetic.reset_index(drop=True), fit_seconds, sample_seconds)
+
+
+@contextlib.contextmanager
+def fitted(synth: Any, train: pd.DataFrame, *, seed: int, threads: int) -> Iterator[float]:
+    """Fit ``synth`` on ``train`` reproducibly and yield the fit's seconds; sampling inside
+    the block is seeded too (the synthesiser's own generator set to ``seed``). Python, NumPy
+    and torch are seeded from ``seed``, torch limited to ``threads`` threads and joblib run
+    sequentially (see :func:`synthesize`)."""
     with seeded(seed, threads=threads), joblib.parallel_config(backend="sequential"):
         start = time.perf_counter()
         synth.fit({TABLE: train})
         fit_seconds = time.perf_counter() - start
         synth._set_random_state(seed)  # SDV's own hook for the sampling generator
-        start = time.perf_counter()
-        synthetic = synth.sample(num_rows or len(train))[TABLE]
-        sample_seconds = time.perf_counter() - start
-    return Synthesis(synthetic.reset_index(drop=True), fit_seconds, sample_seconds)
+        yield fit_seconds
