@@ -251,18 +251,23 @@ def min_hamming(
     cardinalities: Sequence[int],
     *,
     max_hash_level: int | None = None,
+    max_distance: int | None = None,
 ) -> np.ndarray:
     """Smallest Hamming distance from each query row to any reference row (int64, shape (n,)).
 
     Exact: a hash join for d = 0, deletion-neighbourhood hash joins for d = 1, 2, ... while they
     are cheaper than the blocked one-hot product, which resolves the rest (module docstring).
     ``max_hash_level`` caps the hashed levels (0: only the exact join; ``None``: the cost model
-    decides); it changes the time, never the result. An empty reference gives distance ``p``
-    (all columns differ) for every query row.
+    decides); it changes the time, never the result. ``max_distance`` = D stops once every
+    distance up to D is known: a row farther than D gets D + 1 (``min(true distance, D + 1)``;
+    D = 0 is the hash join alone). An empty reference gives distance ``p`` (all columns differ)
+    for every query row.
     """
     n, p = query.shape
     if reference.shape[0] == 0 or p == 0 or n == 0:
-        return np.full(n, p if reference.shape[0] == 0 else 0, dtype=np.int64)
+        far = p if max_distance is None else min(p, max_distance + 1)
+        return np.full(n, far if reference.shape[0] == 0 else 0, dtype=np.int64)
+    limit = p - 1 if max_distance is None else min(max_distance, p - 1)
     weights = _radix_weights(cardinalities)
     if weights is not None:
         q_all, r_all = query @ weights, reference @ weights
@@ -278,7 +283,7 @@ def min_hamming(
     if todo.size:
         q_rows = _compact(query, q_rep, cardinalities)
         ref = _compact(reference, r_rep, cardinalities)
-        cap = p - 1 if max_hash_level is None else min(max_hash_level, p - 1)
+        cap = limit if max_hash_level is None else min(max_hash_level, limit)
         k = 1
         while (todo.size and k <= cap and (max_hash_level is not None or _plan(
                 p, k, todo.size, ref.shape[0], min(sum(cardinalities), todo.size * p),
@@ -288,8 +293,12 @@ def min_hamming(
             dist[todo[found]] = k
             todo = todo[~found]
             k += 1
-        if todo.size and k < p:
+        if todo.size and k <= limit:  # levels up to the limit not all hashed: the product
             dist[todo] = _product_min(q_rows[todo], ref, cardinalities, floor=k)
+        elif todo.size:  # every level up to the limit hashed: the rest are farther
+            dist[todo] = limit + 1
+    if max_distance is not None:
+        np.minimum(dist, max_distance + 1, out=dist)
     return dist[q_inv]
 
 

@@ -126,3 +126,29 @@ def check_threshold(value: object) -> float:
             f"m_threshold={value!r}."
         )
     return v
+
+
+def merged_colors(colors: np.ndarray, h: int) -> np.ndarray:
+    """Records at distance 0, 1, ..., h, then all those farther (length h + 2)."""
+    return np.concatenate([colors[: h + 1], [colors[h + 1:].sum()]]).astype(np.int64)
+
+
+def split_farther(rng: np.random.Generator, counts: np.ndarray, colors: np.ndarray,
+                   h: int) -> np.ndarray:
+    """Per repeat, the ``counts[:, h + 1]`` records drawn farther than h spread over the
+    distances h + 1..p: given their number they are a uniform sample without replacement of
+    the farther records, so successive hypergeometric draws (one per distance, vectorised over
+    the repeats) complete an exact multivariate hypergeometric draw. Shape (repeats, p + 1)."""
+    p = colors.size - 1
+    out = np.zeros((counts.shape[0], p + 1), dtype=np.int64)
+    out[:, : h + 1] = counts[:, : h + 1]
+    left = counts[:, h + 1].astype(np.int64)
+    pool = int(colors[h + 1:].sum())
+    for d in range(h + 1, p):
+        good = int(colors[d])
+        out[:, d] = rng.hypergeometric(good, pool - good, left) if good else 0
+        left = left - out[:, d]
+        pool -= good
+    if h < p:
+        out[:, p] = left
+    return out

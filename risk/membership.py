@@ -37,8 +37,10 @@ from risk._partition import (
     binding_warning,
     check_threshold,
     members_in_attack,
+    merged_colors,
     resolve_attack_size,
     resolve_sampling_fraction,
+    split_farther,
 )
 from risk._result import Interval, Result, percentile_interval, safe_ratio
 from risk._validation import (
@@ -249,6 +251,7 @@ def membership_disclosure(
     random_state: int | None = None,
     m_threshold: float = ACCEPTABLE_M,
     min_members: int = MIN_MEMBERS,
+    curve: bool = True,
 ) -> MembershipResult:
     """Membership disclosure risk M by the partition method (El Emam et al. 2022, DESIGN 3).
 
@@ -283,6 +286,12 @@ def membership_disclosure(
     min_members:
         Fewest members per attack set for M to bind (default :data:`MIN_MEMBERS` = 20): with
         fewer, ``can_bind`` is False and ``warning`` says why and what to do.
+    curve:
+        Also estimate F1 and M at every threshold (``f1_by_threshold``, ``m_by_threshold``
+        from 0 to the number of quasi-identifiers; the default). ``False`` computes distances
+        only up to ``hamming_threshold`` (h = 0 is a hash join) and gives the two curves up to
+        h: what a tuning trial needs. M, F1, precision and recall at h are the same to the last
+        digit either way (the draws at distances <= h come first; see below).
 
     When t is so small that no attack set the holdout allows holds a member (``round(a t) =
     0``, e.g. a few thousand records of a population of millions), the default attack size is
@@ -293,7 +302,10 @@ def membership_disclosure(
     count is reported as ``missing_values``. The distance of each real record to the synthetic
     data is computed once; each repeat then only draws how many sampled members and non-members
     fall at each distance (a multivariate hypergeometric draw, exactly sampling without
-    replacement), so R repeats cost R small draws.
+    replacement), so R repeats cost R small draws. The draw is over the distances 0..h and
+    "farther than h"; with ``curve``, each repeat's records farther than h are then split over
+    the distances h + 1..p by a second, conditional draw (given how many of them were drawn,
+    which they are is a uniform sample of the farther ones: the joint draw is exact).
     """
     frames = {
         "train": check_frame(train, "train"),
@@ -328,20 +340,28 @@ def membership_disclosure(
     syn_codes = enc.codes[2].astype(narrow)
     cards, binned = enc.cardinalities, enc.binned
     del enc
-    dist = min_hamming(real, syn_codes, cards)
+    h = hamming_threshold
+    if not isinstance(curve, (bool, np.bool_)):
+        raise TypeError(f"`curve` must be True or False, but got {curve!r}.")
+    dist = min_hamming(real, syn_codes, cards, max_distance=None if curve else h)
     del syn_codes
     colors_members = np.bincount(dist[:n_train], minlength=p + 1)
     colors_non = np.bincount(dist[n_train:], minlength=p + 1)
 
     rng = np.random.default_rng(seed)
-    member_counts = rng.multivariate_hypergeometric(colors_members, k, size=repeats)
-    non_counts = rng.multivariate_hypergeometric(colors_non, a - k, size=repeats)
+    # distances 0..h and "farther" first, for members then non-members: the same numbers
+    # whether or not the curve follows
+    member_counts = rng.multivariate_hypergeometric(merged_colors(colors_members, h), k,
+                                                    size=repeats)
+    non_counts = rng.multivariate_hypergeometric(merged_colors(colors_non, h), a - k, size=repeats)
+    if curve:
+        member_counts = split_farther(rng, member_counts, colors_members, h)
+        non_counts = split_farther(rng, non_counts, colors_non, h)
     precision, recall, f1 = scores_from_counts(member_counts, non_counts)
 
-    h = hamming_threshold
     f1_h = f1[:, h]
     m_reps = _relative(f1_h, t)
-    f1_curve = f1.mean(axis=0)
+    f1_curve = f1.mean(axis=0)[: (p if curve else h) + 1]
     missing = sum(int(f[c].isna().sum()) for f in frames.values() for c in qis)
     return MembershipResult(
         m=float(m_reps.mean()),

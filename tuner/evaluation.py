@@ -123,7 +123,8 @@ def utility_score(cfg: Config, split: Split, synthetic: pd.DataFrame, seed: int)
                          seed=seed)
 
 
-def score(cfg: Config, split: Split, synthetic: pd.DataFrame, *, seed: int) -> dict[str, Any]:
+def score(cfg: Config, split: Split, synthetic: pd.DataFrame, *, seed: int,
+          release: bool = False) -> dict[str, Any]:
     """U, every enabled measure and the constraints, for one synthetic data set.
 
     The gate's policy on replicated uniques applies first (:mod:`tuner.measures.gate`): under
@@ -140,12 +141,13 @@ def score(cfg: Config, split: Split, synthetic: pd.DataFrame, *, seed: int) -> d
     inputs = measures.Inputs(
         train=split.train, holdout=split.holdout, synthetic=synthetic, options=cfg.risk,
         population_size=cfg.data.population_size, quasi_identifiers=cfg.data.quasi_identifiers,
-        seed=seed, removed_rows=removed, sampled=sampled, study_seed=cfg.study.seed)
+        seed=seed, removed_rows=removed, sampled=sampled, study_seed=cfg.study.seed,
+        release=release)
     return _measured(cfg, inputs, utility, utility_seconds)
 
 
 def score_partial(cfg: Config, split: Split, part: PartialSynthesis, *,
-                  seed: int) -> dict[str, Any]:
+                  seed: int, release: bool = False) -> dict[str, Any]:
     """U (mean over the m sets), every enabled measure and the constraints, for the m partially
     synthetic sets of one trial (see the module docstring)."""
     sets = tuple(_check_usable(s, split.train) for s in part.sets)
@@ -163,7 +165,7 @@ def score_partial(cfg: Config, split: Split, part: PartialSynthesis, *,
         train=split.train, holdout=split.holdout, synthetic=stacked, options=cfg.risk,
         population_size=cfg.data.population_size, quasi_identifiers=cfg.data.quasi_identifiers,
         seed=seed, sampled=stacked, study_seed=cfg.study.seed, sets=sets,
-        holdout_synthetic=part.holdout)
+        holdout_synthetic=part.holdout, release=release)
     return _measured(cfg, inputs, utility, utility_seconds) | {"synthetic": sets[0],
                                                                "sets": sets}
 
@@ -188,15 +190,17 @@ def _measured(cfg: Config, inputs: measures.Inputs, utility: float,
 
 
 def evaluate(cfg: Config, split: Split, name: str, params: dict[str, Any], *, seed: int,
-             threads: int = 1) -> Evaluation:
+             threads: int = 1, release: bool = False) -> Evaluation:
     """Fit ``name`` with ``params`` on the training split and score its synthetic data (in
-    partial synthesis, its m partially synthetic sets)."""
+    partial synthesis, its m partially synthetic sets). ``release``: the release's evaluation,
+    which also computes what only its report shows (M's F1 at every Hamming threshold); the
+    constraints and the loss are the same numbers either way."""
     if cfg.study.synthesize:
         part = synthesize_partial(
             name, params, split.train, synthesize=cfg.study.synthesize, seed=seed,
             sets=cfg.study.synthetic_sets, holdout=split.holdout, device=cfg.study.device,
             threads=threads)
-        scored = score_partial(cfg, split, part, seed=seed)
+        scored = score_partial(cfg, split, part, seed=seed, release=release)
         return Evaluation(
             synthesizer=name, params=dict(params), seed=seed, fit_seconds=part.fit_seconds,
             sample_seconds=part.sample_seconds,
@@ -204,7 +208,7 @@ def evaluate(cfg: Config, split: Split, name: str, params: dict[str, Any], *, se
                      "rejection_draws": float(part.draws)}, **scored)
     synthesis = synthesize(name, params, split.train, seed=seed, device=cfg.study.device,
                            threads=threads, num_rows=cfg.study.sample_size)
-    scored = score(cfg, split, synthesis.synthetic, seed=seed)
+    scored = score(cfg, split, synthesis.synthetic, seed=seed, release=release)
     return Evaluation(
         synthesizer=name, params=dict(params), seed=seed,
         fit_seconds=synthesis.fit_seconds, sample_seconds=synthesis.sample_seconds, **scored,

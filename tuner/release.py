@@ -191,7 +191,7 @@ def release_note(study: optuna.Study) -> str:
 def _recreate(ctx: Context, best: optuna.trial.FrozenTrial) -> Evaluation:
     name, params = trial_params(best)
     ev = evaluate(ctx.cfg, ctx.split, name, params, seed=int(best.user_attrs["seed"]),
-                  threads=int(best.user_attrs.get("threads", 1)))
+                  threads=int(best.user_attrs.get("threads", 1)), release=True)
     if not ev.feasible:
         raise NoFeasibleTrial(
             f"trial {best.number} was feasible but its re-created data are not "

@@ -135,6 +135,45 @@ def test_min_hamming_equals_slow_loop_on_every_path(pair):
         np.testing.assert_array_equal(got, want)
 
 
+@settings(max_examples=80, deadline=None)
+@given(codes, st.integers(0, 8))
+def test_min_hamming_up_to_a_distance_is_the_distance_capped(pair, cap):
+    # max_distance = D: min(true distance, D + 1), on every path (hashing or product for the
+    # levels up to D), with the slow loop as the reference
+    q, r = (np.array(x, dtype=np.int64) for x in pair)
+    want = np.minimum(_slow_min_hamming(q, r), cap + 1)
+    p = q.shape[1]
+    for k in (None, *range(p + 1)):
+        got = min_hamming(q, r, [4] * p, max_hash_level=k, max_distance=cap)
+        np.testing.assert_array_equal(got, want)
+    empty = min_hamming(q, r[:0], [4] * p, max_distance=cap)
+    np.testing.assert_array_equal(empty, np.full(len(q), min(p, cap + 1)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), h=st.integers(0, 5), repeats=st.integers(1, 30))
+def test_without_the_curve_m_at_h_is_the_same_to_the_last_digit(seed, h, repeats):
+    # a trial computes distances only up to h (curve=False); the release the whole curve:
+    # M, F1, precision, recall and the spread at h must not differ by a single draw
+    rng = np.random.default_rng(seed)
+    p = 5
+    n = int(rng.integers(40, 120))
+
+    def frame(rows):
+        return pd.DataFrame({f"c{j}": rng.integers(0, 3, rows) for j in range(p)})
+
+    train, holdout, synthetic = frame(n), frame(n), frame(int(rng.integers(1, 150)))
+    kw = dict(sampling_fraction=0.3, hamming_threshold=h, repeats=repeats, random_state=seed)
+    full = risk.membership_disclosure(train, holdout, synthetic, **kw)
+    cheap = risk.membership_disclosure(train, holdout, synthetic, curve=False, **kw)
+    for field in ("m", "f1", "f1_std", "precision", "recall", "m_spread", "attack_size",
+                  "can_bind"):
+        assert getattr(cheap, field) == getattr(full, field), field
+    assert len(full.f1_by_threshold) == p + 1 and len(cheap.f1_by_threshold) == h + 1
+    assert cheap.f1_by_threshold == full.f1_by_threshold[: h + 1]
+    assert cheap.m_by_threshold == full.m_by_threshold[: h + 1]
+
+
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10**6), p=st.integers(1, 9))
 def test_min_hamming_equals_former_product_path_with_missing_values(seed, p):

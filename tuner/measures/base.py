@@ -59,6 +59,9 @@ class Inputs:
     removed_rows: int = 0  # synthetic records the gate removed before scoring (replicated uniques)
     sampled: pd.DataFrame | None = None  # the synthetic data as sampled, before the gate
     study_seed: int = 0  # the study's seed: for what depends on the split only, not the trial
+    # the release's evaluation: also what only the report shows (M's F1 at every threshold);
+    # a trial computes what its constraints need (the same numbers for those)
+    release: bool = False
 
     @property
     def as_sampled(self) -> pd.DataFrame:

@@ -37,13 +37,17 @@ NUMERIC_BINS = Option("numeric_bins", "int", 20,
                       at_least("numeric_bins", 1))
 
 
-def _membership(inp: Inputs, synthetic: pd.DataFrame, seed: int) -> risk.MembershipResult:
+def _membership(inp: Inputs, synthetic: pd.DataFrame, seed: int, *,
+                curve: bool) -> risk.MembershipResult:
+    """M of ``synthetic``; ``curve``: F1 at every threshold too (the release's report), else
+    distances only up to h (a hash join at h = 0; M, F1, precision, recall are the same)."""
     o = inp.options
     qis = list(inp.quasi_identifiers) if inp.quasi_identifiers else None
     return risk.membership_disclosure(
         inp.train, inp.holdout, synthetic, population_size=inp.population_size,
         quasi_identifiers=qis, hamming_threshold=o["hamming_threshold"], repeats=o["repeats"],
         numeric_bins=o["numeric_bins"], m_threshold=o["m_threshold"], random_state=seed,
+        curve=curve,
     )
 
 
@@ -59,13 +63,13 @@ def copy_ceiling(inp: Inputs) -> float:
            len(inp.holdout), inp.population_size, inp.quasi_identifiers,
            o["hamming_threshold"], o["repeats"], o["numeric_bins"], inp.study_seed)
     if key not in _CEILINGS:
-        _CEILINGS[key] = _membership(inp, inp.train, inp.study_seed).m
+        _CEILINGS[key] = _membership(inp, inp.train, inp.study_seed, curve=False).m
     return _CEILINGS[key]
 
 
 def _compute(inp: Inputs) -> Outcome:
     o = inp.options
-    result = _membership(inp, inp.synthetic, inp.seed)
+    result = _membership(inp, inp.synthetic, inp.seed, curve=inp.release)
     ceiling = copy_ceiling(inp)
     if result.can_bind and ceiling <= result.m_threshold:
         result = dataclasses.replace(result, can_bind=False, warning=(
