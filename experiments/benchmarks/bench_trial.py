@@ -136,9 +136,11 @@ def main(argv: list[str] | None = None) -> int:
         "`python -m experiments.benchmarks.bench_trial`; fit and sample once, every other part "
         f"the median of {args.repeats} runs on the same synthetic data (so `inference` is what "
         "a study's trials after its first pay: the attack trained on the original is fitted "
-        "once per study). M's share on the copula's data is its F1-by-threshold curve: the "
-        "exact Hamming distance of every real record, most at 2-4; h = 0 alone is a hash join "
-        "of ~10 ms. The gc row: a second trial (fit, sample, score), then one full "
+        "once per study). M is computed as a trial computes it: distances up to h only (h = "
+        "0: a hash join; the F1 curve at every h is the release's). Not in these rows: the "
+        "product's bookkeeping per trial (Optuna storage, MLflow run, about 0.2 s; "
+        "`experiments/tuner_benchmark`). The gc row: a second trial (fit, sample, score), "
+        "then one full "
         "`gc.collect()` as Optuna's `gc_after_trial=True` would run it, and the cyclic garbage "
         "it freed (the tuner no longer forces it).", "", table]))
     return 0
