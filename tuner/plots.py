@@ -43,11 +43,12 @@ def risk_utility(trials: pd.DataFrame, *, threshold: float = 0.2,
         pts = ax.scatter(group.loc[feas, "m"], group.loc[feas, "utility"], label=f"{name}", s=36)
         ax.scatter(group.loc[~feas, "m"], group.loc[~feas, "utility"], s=36,
                    facecolors="none", edgecolors=pts.get_facecolor())
-    on_front = trials[trials["number"].isin(front)].sort_values("m")
+    numbers = trials["number"] if "number" in trials else pd.Series(-1, index=trials.index)
+    on_front = trials[numbers.isin(front)].sort_values("m")
     if len(on_front):
         ax.step(on_front["m"], on_front["utility"], where="post", color="black", lw=1,
                 label=f"feasible front ({len(on_front)} trials)")
-    chosen = trials[trials["number"] == released]
+    chosen = trials[numbers == released]
     if len(chosen):
         ax.scatter(chosen["m"], chosen["utility"], s=220, facecolors="none", edgecolors="black",
                    linewidths=1.5, label=f"released: trial {released}")
