@@ -131,7 +131,8 @@ class _Fixed:
     def __init__(self, codes):
         self.codes = codes
 
-    def synthetic_data(self, rows):
+    def synthetic_data(self, rows, method="round"):
+        assert method == "sample"  # i.i.d.: mbi's "round" couples sibling columns
         return self
 
     def to_dict(self):
