@@ -14,6 +14,7 @@ from sklearn.preprocessing import OneHotEncoder
 
 import risk
 from tuner.data import metadata_for, sdtype
+from tuner.quality import QualityReport, supports
 
 
 def _quality(real: pd.DataFrame, synthetic: pd.DataFrame) -> Any:
@@ -25,9 +26,30 @@ def _quality(real: pd.DataFrame, synthetic: pd.DataFrame) -> Any:
     return report
 
 
+_PREPARED: dict[tuple[Any, ...], QualityReport] = {}
+
+
+def _prepared(real: pd.DataFrame, sdtypes: dict[str, str]) -> QualityReport:
+    """The report prepared on ``real``, kept for the next trials of the study (a few tables at
+    most, keyed by the data's content and sdtypes)."""
+    key = (int(pd.util.hash_pandas_object(real, index=False).sum()), real.shape,
+           tuple(sdtypes.items()))
+    if key not in _PREPARED:
+        if len(_PREPARED) >= 4:
+            _PREPARED.pop(next(iter(_PREPARED)))
+        _PREPARED[key] = QualityReport(real, sdtypes)
+    return _PREPARED[key]
+
+
 def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame) -> float:
-    """SDMetrics' single-table Quality Report overall score (column shapes and pair trends)."""
-    return float(_quality(real, synthetic).get_score())
+    """SDMetrics' single-table Quality Report overall score (column shapes and pair trends).
+
+    Computed by :mod:`tuner.quality` (the same number, about 25 times faster per trial once the
+    real table is prepared); by SDMetrics itself where a column is a datetime."""
+    sdtypes = {str(c): sdtype(real[c]) for c in real.columns}
+    if not supports(sdtypes) or list(sdtypes) != list(real.columns):
+        return float(_quality(real, synthetic).get_score())
+    return _prepared(real, sdtypes).score(synthetic[list(real.columns)]).score
 
 
 def quality_breakdown(real: pd.DataFrame, synthetic: pd.DataFrame) -> dict[str, Any]:
