@@ -227,6 +227,8 @@ def family_rows(trials: pd.DataFrame, released: dict[str, Any]) -> list[dict[str
 def conditioning(trials: pd.DataFrame) -> pd.DataFrame:
     """Per family: how its m sets were drawn given the kept columns, and what it cost."""
     rows = []
+    costs = {"fit s": "fit_seconds", "draw m sets s": "sample_seconds",
+             "draw holdout s": "holdout_sample_seconds", "draws by rejection": "rejection_draws"}
     for family, g in trials.groupby("synthesizer", sort=False):
         done = g[g["state"] == "COMPLETE"]
         failed = g[g["state"] != "COMPLETE"]
@@ -235,9 +237,9 @@ def conditioning(trials: pd.DataFrame) -> pd.DataFrame:
             "trials": len(g), "complete": len(done),
             "failed to condition": int(failed["fail_reason"].str.contains(
                 "could not draw|returned no values").sum()),
-            "fit s": done["fit_seconds"].mean(), "draw m sets s": done["sample_seconds"].mean(),
-            "draw holdout s": done["holdout_sample_seconds"].mean(),
-            "draws by rejection": done["rejection_draws"].mean(),
+            # a family none of whose trials completed logged no costs (NaN: not measured)
+            **{name: done[column].mean() if column in done else float("nan")
+               for name, column in costs.items()},
         })
     return pd.DataFrame(rows)
 
