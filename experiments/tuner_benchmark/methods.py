@@ -1,4 +1,4 @@
-"""The four methods, each run on one (dataset, seed) and returned as one row per trial.
+"""The methods, each run on one (dataset, seed) and returned as one row per trial.
 
 * ``defaults``: every synthesiser of the study at its own defaults (SDV's, or our CART's), one
   fit each, seeded as the tuner seeds trial k; no budget (a user runs them to the end).
@@ -16,6 +16,11 @@
   product's (``tuner.storage.sampler``), minimising ``(1 - U) + a max(M, 0) + b copies``,
   ``copies`` the share of synthetic records equal to a training record (CLOVER's
   ``ratio_match_synthreal_train``); the constraints are computed and judged afterwards only.
+* ``utility``: pysdg's ``BayesianOptimizationRoutine`` (CHEO-EHIL's pysdg: Optuna's TPE
+  maximising one user-given score per generator, no constraint, the best parameters refitted
+  for the release): TPE seeded as the product's, maximising U alone over the same families;
+  its release is its trial of highest U (not refitted: the same data its score saw), the
+  constraints judged afterwards. pysdg itself has no distribution on the package index here.
 
 Every method fits with one torch thread. The product gives its worker ``os.cpu_count() //
 workers`` threads (``tuner.study.threads_per_worker``: 2 here); with another job on the 2 cores
@@ -24,7 +29,7 @@ thread, and a 30-epoch TVAE fit 141 s instead of 3.3 s (measured while building 
 benchmark), so for ``ours`` the harness replaces that function for the duration of the call
 (:func:`torch_threads`): no file of the tuner is changed.
 
-The random, tpe and additive samplers get the seed the product's sampler gets
+The random, tpe, additive and utility samplers get the seed the product's sampler gets
 (``derive(seed, 1, 0)``), and trial k the seed the product's trial k gets: TPE's first
 trials are drawn by a ``RandomSampler`` with that seed, so all three searches start from the
 same points (common random numbers) and part where TPE's model takes over.
@@ -174,19 +179,22 @@ def _objective(ctx: Context, kind: str, weights: dict[str, float]) -> Callable[[
 
 def run_search(cfg: Config, ctx: Context, kind: str, budget: float,
                weights: dict[str, float] | None = None) -> list[dict]:
-    """``random``, ``tpe`` or ``additive`` for ``budget`` seconds (Optuna's timeout: the trial
-    running when it passes is finished, as in the product)."""
+    """``random``, ``tpe``, ``additive`` or ``utility`` for ``budget`` seconds (Optuna's
+    timeout: the trial running when it passes is finished, as in the product)."""
     if kind == "random":
         sampler: optuna.samplers.BaseSampler = optuna.samplers.RandomSampler(
             seed=derive(cfg.study.seed, 1, 0))
-    elif kind in ("tpe", "additive"):
+    elif kind in ("tpe", "additive", "utility"):
         sampler = product_sampler(cfg, 0)  # the product's TPE, seeded as its first worker
     else:
-        raise ValueError(f"kind must be 'random', 'tpe' or 'additive', got {kind!r}")
+        raise ValueError(
+            f"kind must be 'random', 'tpe', 'additive' or 'utility', got {kind!r}")
+    if kind == "utility":  # 1 - U: the additive loss with no privacy term
+        weights = {"m_weight": 0.0, "copy_weight": 0.0}
     study = optuna.create_study(sampler=sampler, direction="minimize")
     study.optimize(_objective(ctx, kind, weights or {"m_weight": 1.0, "copy_weight": 1.0}),
                    timeout=budget, catch=(Exception,), gc_after_trial=False)
-    if kind != "additive":
+    if kind in ("random", "tpe"):
         return frozen_rows(kind, study.trials, lambda t: dict(t.constraints))
     return frozen_rows(kind, study.trials, lambda t: dict(t.user_attrs.get("constraints", {})))
 

@@ -16,7 +16,7 @@ from experiments.tuner_benchmark.holdout import Target
 
 HERE = Path(__file__).resolve().parent
 CONFIG = HERE / "benchmark.toml"
-METHODS = ("defaults", "random", "tpe", "ours", "additive", "pareto")
+METHODS = ("defaults", "random", "tpe", "ours", "additive", "pareto", "utility")
 SUBSAMPLE_SEED = 2026  # the custodian's table drawn from each dataset: the same for every seed
 N_TRIALS = 100_000  # the search methods stop on the clock (study.timeout), not on a count
 

@@ -2,10 +2,10 @@
 
 A search method releases its best feasible trial finished within the budget (lowest
 risk-utility loss; with every constraint met M <= m_threshold, so this is the highest U). The
-additive method has no constraint: what it would release is its own pick, the trial of lowest
-additive loss, feasible or not; its best feasible trial is reported beside it (what filtering
-its trials by our constraints afterwards would give). The defaults release the best feasible
-of their fits, and each fit is judged alone too.
+additive and utility methods have no constraint: what they would release is their own pick,
+the trial of lowest additive loss (of highest U), feasible or not; their best feasible trial is
+reported beside it (what filtering their trials by our constraints afterwards would give).
+The defaults release the best feasible of their fits, and each fit is judged alone too.
 
 A chosen trial's data are made again from its synthesiser, parameters and seed with the
 tuner's ``evaluate`` (outside the clock) and its U compared with the U the trial logged:
@@ -65,7 +65,7 @@ def choices(rows: pd.DataFrame, method: str) -> dict[str, pd.Series | None]:
     out: dict[str, pd.Series | None] = {
         "best feasible": most_useful_feasible(rows) if method == "pareto"
         else best_feasible(rows)}
-    if method == "additive":
+    if method in ("additive", "utility"):  # no constraint: they release their own pick
         out["own pick"] = own_pick(rows)
     if method == "defaults":
         for _, row in rows.iterrows():

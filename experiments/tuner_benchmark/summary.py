@@ -20,14 +20,17 @@ from experiments.tuner_benchmark.plan import Plan
 
 LABELS = {"defaults": "(a) defaults", "random": "(b) random search",
           "tpe": "(c') TPE + constraints, no tracking", "ours": "(c) ours: tuner.tune",
-          "additive": "(d) additive loss", "pareto": "(e) ours, Pareto mode"}
+          "additive": "(d) additive loss", "pareto": "(e) ours, Pareto mode",
+          "utility": "(f) utility only (pysdg)"}
 COLOURS = {"defaults": "tab:grey", "random": "tab:blue", "tpe": "tab:orange", "ours": "tab:red",
-           "additive": "tab:green", "pareto": "tab:purple"}
+           "additive": "tab:green", "pareto": "tab:purple", "utility": "tab:brown"}
 # (first, second): first minus second, seed by seed
 PAIRS = ((("ours", "best feasible"), ("defaults", "best feasible")),
          (("ours", "best feasible"), ("random", "best feasible")),
          (("ours", "best feasible"), ("additive", "best feasible")),
          (("ours", "best feasible"), ("additive", "own pick")),
+         (("ours", "best feasible"), ("utility", "own pick")),
+         (("ours", "best feasible"), ("utility", "best feasible")),
          (("ours", "best feasible"), ("tpe", "best feasible")),
          (("pareto", "best feasible"), ("ours", "best feasible")),
          (("pareto", "best feasible"), ("defaults", "best feasible")),

@@ -12,7 +12,7 @@ import pytest
 from experiments.tuner_benchmark import holdout, plan, run, summary
 from tests.data import require
 
-SEARCHES = ("random", "tpe", "ours", "additive", "pareto")
+SEARCHES = ("random", "tpe", "ours", "additive", "pareto", "utility")
 
 
 def test_identical_frames_have_no_correlation_error():
@@ -134,6 +134,11 @@ def test_smoke_run_on_ce(tmp_path):
     assert (done["reproduced"] < 1e-9).all()  # the chosen trial's data made again exactly
     assert done["tstr_auc"].between(0, 1).all() and (done["correlation_error"] >= 0).all()
     assert {"own pick", "default cart", "default gaussian_copula"} <= set(rel["choice"])
+    # pysdg's routine releases its most useful trial, whatever the constraints say
+    util = trials[(trials["method"] == "utility") & trials["within_budget"]
+                  & (trials["state"] == "COMPLETE")]
+    pick = rel[(rel["method"] == "utility") & (rel["choice"] == "own pick")]
+    assert len(pick) == 1 and pick["utility"].iloc[0] == pytest.approx(util["utility"].max())
     table = pd.read_csv(results / "summary.csv")
     assert set(table["method"]) == {"defaults", *SEARCHES}
     assert table["feasible share"].between(0, 1).all()
