@@ -11,16 +11,19 @@ properties, each the mean of per-column or per-pair scores:
   the rows where both are present); for every other pair ``1 - TV`` of the joint frequencies
   (ContingencySimilarity, missing values a category of their own), a numerical partner first
   cut into ``np.histogram_bin_edges``' 10 bins of *its own* data set, as SDMetrics does (the
-  real and the synthetic column are binned on different edges). A pair whose score is undefined
-  (a constant column, no rows) is left out of the mean, as the report leaves it out.
+  real and the synthetic column are binned on different edges). A pair counts only where the
+  real data's association exceeds SDMetrics' default thresholds (|r| > 0.5 for two numerical
+  columns, Cramer's V > 0.3 otherwise: ``sdmetrics.reports.utils``); a pair below them, or whose
+  score is undefined (a constant column, no rows), is left out of the mean, as the report
+  leaves it out.
 
 SDMetrics loops over columns and pairs with pandas group-bys (about 1.3 s on 20,000 Adult rows);
 here every column is coded to integers once and each pair is one ``np.bincount``. The scores
 equal SDMetrics' to rounding (``tests/tuner/test_quality.py`` checks it on the shared data sets
 and on random frames). One deliberate difference: above 50,000 rows SDMetrics scores each
 contingency pair on an *unseeded* random subsample of 50,000 rows, so its score changes from call
-to call; this module always uses every row. Datetime columns are not handled here:
-:func:`quality_scores` returns ``None`` and the caller falls back to SDMetrics.
+to call; this module always uses every row. Datetime columns are not handled here
+(:func:`supports` says so; :func:`tuner.utility.quality_report` then calls SDMetrics).
 """
 
 from __future__ import annotations
