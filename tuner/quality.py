@@ -22,7 +22,15 @@ here every column is coded to integers once and each pair is one ``np.bincount``
 equal SDMetrics' to rounding (``tests/tuner/test_quality.py`` checks it on the shared data sets
 and on random frames). One deliberate difference: above 50,000 rows SDMetrics scores each
 contingency pair on an *unseeded* random subsample of 50,000 rows, so its score changes from call
-to call; this module always uses every row. Datetime columns are not handled here
+to call; this module always uses every row. Four more, all where SDMetrics' number is an
+accident of pandas or scipy rather than a definition (found by a review of this module; none
+arises with the tuner's own data, read from CSV with numpy dtypes): a ``category`` column with
+an unused category (scipy's Cramer's V then fails and SDMetrics drops every pair with that
+column; here the empty category changes nothing), missing values of a nullable dtype in one
+table against NaN in the other (SDMetrics counts them as two cells; here one), strings in a
+numerical synthetic column (SDMetrics drops the column and its pairs, which rewards broken
+output; here they are missing values) and integers beyond 2**53 (compared as float64 here).
+Datetime columns are not handled here
 (:func:`supports` says so; :func:`tuner.utility.quality_report` then calls SDMetrics).
 """
 
@@ -58,14 +66,19 @@ class QualityScores:
     pairs: dict[tuple[str, str], float]
 
 
-def _ks_complement(real: np.ndarray, synthetic: np.ndarray) -> float:
-    """``1 - D``, D the two-sample KS statistic (scipy's ``ks_2samp`` statistic, exactly)."""
-    real = np.sort(np.round(real[~np.isnan(real)], KS_DECIMALS))
-    synthetic = np.sort(np.round(synthetic[~np.isnan(synthetic)], KS_DECIMALS))
-    if real.size == 0 or synthetic.size == 0:
+def _ks_sorted(values: np.ndarray) -> np.ndarray:
+    """The non-missing values rounded as KSComplement rounds them, sorted."""
+    return np.sort(np.round(values[~np.isnan(values)], KS_DECIMALS))
+
+
+def _ks_complement(real_sorted: np.ndarray, synthetic: np.ndarray) -> float:
+    """``1 - D``, D the two-sample KS statistic (scipy's ``ks_2samp`` statistic, exactly);
+    ``real_sorted`` from :func:`_ks_sorted`, prepared once."""
+    synthetic = _ks_sorted(synthetic)
+    if real_sorted.size == 0 or synthetic.size == 0:
         return float("nan")
-    points = np.concatenate([real, synthetic])
-    cdf_real = np.searchsorted(real, points, side="right") / real.size
+    points = np.concatenate([real_sorted, synthetic])
+    cdf_real = np.searchsorted(real_sorted, points, side="right") / real_sorted.size
     cdf_syn = np.searchsorted(synthetic, points, side="right") / synthetic.size
     return float(1.0 - np.max(np.abs(cdf_real - cdf_syn)))
 
@@ -114,8 +127,9 @@ def _numeric(series: pd.Series) -> np.ndarray:
 
 
 def _bin_codes(values: np.ndarray) -> np.ndarray | None:
-    """SDMetrics' discretisation: 10 equal bins of the column's own non-missing range (a missing
-    value falls past the last edge: a bin of its own)."""
+    """SDMetrics' discretisation: ``np.digitize`` on 10 equal bins of the column's own
+    non-missing range, codes 0..11. Kept as SDMetrics has it: the maximum value and a missing
+    value both get code 11 (past the last edge), so the pair's table has PAIR_BINS + 2 codes."""
     try:
         return np.digitize(values, bins=np.histogram_bin_edges(values[~np.isnan(values)]))
     except (ValueError, IndexError):
@@ -164,8 +178,7 @@ class QualityReport:
             raise ValueError(f"sdtypes must be numerical, categorical or boolean, got {sdtypes}")
         self.columns = list(sdtypes)
         self.numeric = {c: _numeric(real[c]) for c in self.columns if sdtypes[c] == "numerical"}
-        self.sorted = {c: np.sort(np.round(v[~np.isnan(v)], KS_DECIMALS))
-                       for c, v in self.numeric.items()}
+        self.sorted = {c: _ks_sorted(v) for c, v in self.numeric.items()}
         self.bins = {c: _bin_codes(v) for c, v in self.numeric.items()}
         self.categories = {c: _Categories(real[c]) for c in self.columns if c not in self.numeric}
         self.correlations: dict[tuple[str, str], float] = {}

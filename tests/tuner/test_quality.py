@@ -119,6 +119,24 @@ def test_datetime_columns_fall_back_to_sdmetrics():
         QualityReport(real, {"when": "datetime", "x": "numerical", "k": "categorical"})
 
 
+def test_an_unused_category_changes_nothing_here_but_drops_pairs_in_sdmetrics():
+    """A documented difference: scipy's Cramer's V fails on the empty category, so SDMetrics
+    leaves out every pair with that column; here the score is that of the frames without it."""
+    rng = np.random.default_rng(4)
+    z = rng.normal(size=400)
+    frame = pd.DataFrame({"x": z + rng.normal(0, 0.3, 400), "y": 2 * z,
+                          "k": pd.Categorical(np.where(z > 0, "hi", "lo"),
+                                              categories=["hi", "lo", "unused"])})
+    real, synthetic = frame.iloc[:200], frame.iloc[200:].reset_index(drop=True)
+    sdtypes = {c: sdtype(real[c]) for c in real.columns}
+    ours = quality_scores(real, synthetic, sdtypes)
+    used = [f.assign(k=f["k"].cat.remove_unused_categories()) for f in (real, synthetic)]
+    assert ours.score == quality_scores(*used, sdtypes).score
+    assert ours.score == pytest.approx(sdmetrics_scores(*used)["score"], abs=TOL)
+    theirs = sdmetrics_scores(real, synthetic)["pairs"]
+    assert ("x", "k") in ours.pairs and ("x", "k") not in theirs
+
+
 @st.composite
 def frames(draw: st.DrawFn) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Two tables of related columns: continuous (some missing, some constant), few-valued
