@@ -143,7 +143,16 @@ def score(cfg: Config, split: Split, synthetic: pd.DataFrame, *, seed: int,
         population_size=cfg.data.population_size, quasi_identifiers=cfg.data.quasi_identifiers,
         seed=seed, removed_rows=removed, sampled=sampled, study_seed=cfg.study.seed,
         release=release)
-    return _measured(cfg, inputs, utility, utility_seconds)
+    try:
+        return _measured(cfg, inputs, utility, utility_seconds)
+    except risk.RiskInputError as exc:
+        if not removed:
+            raise
+        # what is left after the gate is too little for a measure: say why it is so little
+        raise UnusableSynthesis(
+            f"the gate removed {removed} of {len(sampled)} synthetic records (copies of "
+            f"records unique in the training data); the {len(synthetic)} left cannot be "
+            f"scored: {exc}") from exc
 
 
 def score_partial(cfg: Config, split: Split, part: PartialSynthesis, *,

@@ -93,6 +93,22 @@ def test_removal_leaves_no_copy_of_a_train_unique_record(tmp_path):
     assert scored["outcomes"]["copies"].extra["replicated_uniques_removed"] == before
 
 
+def test_too_few_records_left_by_the_gate_fail_saying_why(tmp_path):
+    frame, population, keys, target = _datasets()["demo (Fair)"]
+    cfg = _config(tmp_path, frame, population=population, keys=keys, target=target)
+    ctx = prepare(cfg)
+    # copies of the records unique in the training data, and two other records: the gate
+    # removes the copies, and 2 records are too few for the k-NN attack (k = 3)
+    unique = ctx.split.train.drop_duplicates(keep=False)
+    others = ctx.split.holdout.merge(ctx.split.train.drop_duplicates(), how="left",
+                                     indicator=True).query("_merge == 'left_only'")
+    mostly_copies = pd.concat([unique, others.drop(columns="_merge").iloc[:2]],
+                              ignore_index=True)
+    with pytest.raises(UnusableSynthesis, match=r"the gate removed \d+ of \d+ synthetic records"
+                       r".*the \d+ left cannot be scored: `synthetic` has"):
+        score(cfg, ctx.split, mostly_copies, seed=1)
+
+
 @pytest.mark.slow
 def test_a_copying_synthesiser_is_never_released(tmp_path, monkeypatch, capsys):
     def copy_synthesiser(name, params, train, **kwargs):
