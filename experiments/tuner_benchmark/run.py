@@ -114,7 +114,7 @@ def run(plan: Plan, results: Path, work: Path, *, log: Any = print) -> None:
                 log(f"[{dataset.name} seed {seed}] {method} ...")
                 frame, judged, info = run_cell(plan, dataset, paths[dataset.name], seed,
                                                method, work)
-                _append(results / f"trials_{dataset.name}.csv", frame)
+                _append(results / f"trials_{dataset.name}.csv.gz", frame)
                 _append(results / "releases.csv", pd.DataFrame(judged))
                 _append(results / "runs.csv", pd.DataFrame([info]))
                 log(f"[{dataset.name} seed {seed}] {method}: {info['trials']} trials, "
@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
                             synthesizers=args.synthesizers)
     if args.fresh:
         for name in ("runs.csv", "releases.csv",
-                     *(f"trials_{d.name}.csv" for d in plan.datasets)):
+                     *(f"trials_{d.name}.csv.gz" for d in plan.datasets)):
             (args.results / name).unlink(missing_ok=True)
     start = time.perf_counter()
     if not args.summary_only:

@@ -1,6 +1,6 @@
 """Anytime curves, the summary table with intervals over seeds, paired differences, plots.
 
-Reads what ``run`` appended to the results folder (``trials_DATASET.csv``, ``releases.csv``,
+Reads what ``run`` appended to the results folder (``trials_DATASET.csv.gz``, ``releases.csv``,
 ``runs.csv``) and writes ``summary.csv``/``.md``, ``paired.csv``/``.md``,
 ``constraints.csv``/``.md``, ``anytime_DATASET.png`` and ``anytime.csv``. Intervals are 95 %
 Student-t intervals over seeds (with 3 seeds the t quantile is 4.30: wide on purpose).
@@ -219,7 +219,7 @@ def _format(frame: pd.DataFrame, names: tuple[str, ...], fmt: str = ".3f") -> pd
 def write(results: Path, plan: Plan) -> list[Path]:
     """Every table and plot from the results folder; the paths written."""
     parts = [pd.read_csv(p) for d in plan.datasets
-             if (p := results / f"trials_{d.name}.csv").exists()]
+             if (p := results / f"trials_{d.name}.csv.gz").exists()]
     if not parts or not (results / "releases.csv").exists():
         return []
     trials = pd.concat(parts, ignore_index=True)

@@ -109,7 +109,7 @@ def test_smoke_run_on_ce(tmp_path):
                    "--synthesizers", "cart", "gaussian_copula", "--results", str(results),
                    "--work", str(tmp_path / "work")])
     assert rc == 0
-    trials = pd.read_csv(results / "trials_ce.csv")
+    trials = pd.read_csv(results / "trials_ce.csv.gz")
     assert {"dataset", "seed", "method", "trial", "synthesizer", "params", "elapsed", "utility",
             "m", "loss", "objective", "feasible", "within_budget"} <= set(trials.columns)
     assert set(trials["method"]) == {"defaults", *SEARCHES}
@@ -148,4 +148,4 @@ def test_smoke_run_on_ce(tmp_path):
     assert run.main(["--datasets", "ce", "--seeds", "0", "--budget", str(budget), "--rows",
                      "300", "--synthesizers", "cart", "gaussian_copula", "--results",
                      str(results), "--work", str(tmp_path / "work")]) == 0
-    assert len(pd.read_csv(results / "trials_ce.csv")) == len(trials)
+    assert len(pd.read_csv(results / "trials_ce.csv.gz")) == len(trials)
