@@ -31,7 +31,7 @@ benchmark), so for ``ours`` the harness replaces that function for the duration 
 
 The random, tpe, additive and utility samplers get the seed the product's sampler gets
 (``derive(seed, 1, 0)``), and trial k the seed the product's trial k gets: TPE's first
-trials are drawn by a ``RandomSampler`` with that seed, so all three searches start from the
+trials are drawn by a ``RandomSampler`` with that seed, so every search starts from the
 same points (common random numbers) and part where TPE's model takes over.
 """
 
