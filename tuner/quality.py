@@ -42,6 +42,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import stats
+from scipy.stats import contingency
 
 #: KSComplement rounds values to this many decimals before the test (``sys.float_info.dig - 1``).
 KS_DECIMALS = sys.float_info.dig - 1
@@ -73,7 +75,8 @@ def _ks_sorted(values: np.ndarray) -> np.ndarray:
 
 def _ks_complement(real_sorted: np.ndarray, synthetic: np.ndarray) -> float:
     """``1 - D``, D the two-sample KS statistic (scipy's ``ks_2samp`` statistic, exactly);
-    ``real_sorted`` from :func:`_ks_sorted`, prepared once."""
+    ``real_sorted`` from :func:`_ks_sorted`, prepared once. Not ``ks_2samp`` itself: it also
+    computes a p-value, exactly (slowly) below 10,000 rows, that the report does not use."""
     synthetic = _ks_sorted(synthetic)
     if real_sorted.size == 0 or synthetic.size == 0:
         return float("nan")
@@ -99,27 +102,22 @@ def _tv_complement(real: np.ndarray, synthetic: np.ndarray, missing: int) -> flo
 
 
 def _pearson(x: np.ndarray, y: np.ndarray) -> float:
-    """Pearson r on the rows where both are present; NaN where it is undefined."""
+    """Pearson r (scipy's ``pearsonr``, as CorrelationSimilarity calls it) on the rows where
+    both are present; NaN where it is undefined (fewer than 2 rows, a constant)."""
     both = ~(np.isnan(x) | np.isnan(y))
     x, y = x[both], y[both]
-    if x.size < 2:
+    if x.size < 2 or _is_constant(x) or _is_constant(y):
         return float("nan")
-    x, y = x - x.mean(), y - y.mean()
-    norm_x, norm_y = np.linalg.norm(x), np.linalg.norm(y)
-    if norm_x == 0 or norm_y == 0:
-        return float("nan")
-    return float(np.clip(np.dot(x / norm_x, y / norm_y), -1.0, 1.0))
+    return float(stats.pearsonr(x, y).statistic)
 
 
 def _cramers_v(counts: np.ndarray) -> float:
-    """Cramer's V of a contingency table (scipy's ``association(..., method="cramer")``)."""
+    """Cramer's V of a contingency table (scipy's ``association``, as ContingencySimilarity
+    calls it) without its empty rows and columns; NaN for a table with one row or column."""
     counts = counts[counts.sum(axis=1) > 0][:, counts.sum(axis=0) > 0]
-    total = counts.sum()
-    if total == 0 or min(counts.shape) < 2:
+    if counts.sum() == 0 or min(counts.shape) < 2:
         return float("nan")
-    expected = np.outer(counts.sum(axis=1), counts.sum(axis=0)) / total
-    chi2 = float(((counts - expected) ** 2 / expected).sum())
-    return float(np.sqrt(chi2 / total / (min(counts.shape) - 1)))
+    return float(contingency.association(counts, method="cramer"))
 
 
 def _numeric(series: pd.Series) -> np.ndarray:
@@ -195,7 +193,7 @@ class QualityReport:
                 continue  # a numerical column SDMetrics could not bin
             (ca, ka), (cb, kb) = codes
             table = np.bincount(ca.astype(np.int64) * kb + cb, minlength=ka * kb)
-            if _cramers_v(table.reshape(ka, kb).astype(float)) > ASSOCIATION_THRESHOLD:
+            if _cramers_v(table.reshape(ka, kb)) > ASSOCIATION_THRESHOLD:
                 self.contingencies.append((a, b))
 
     def _real_codes(self, column: str) -> tuple[np.ndarray, int] | None:
