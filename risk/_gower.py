@@ -3,11 +3,15 @@
 Computation: exact nearest neighbours, no approximation and no synthetic x real matrix held at
 once. Identical rows are collapsed first. Records are grouped by their *profile*, the codes of
 the columns compared by equality plus which numeric values are missing; the profile part of
-the distance is an integer count of mismatches, computed between profiles in bounded blocks.
-Since each numeric column adds between 0 and 1, a synthetic record's nearest real record lies
-in the profiles at the smallest mismatch count m, unless the numeric part found there is at
-least 1, in which case profiles at m + 1, m + 2, ... are searched too, only as far as they can
-still win. Within a candidate profile with few rows every pair is computed (in batches);
+the distance is an integer count of mismatches. Since each numeric column adds between 0 and
+1, a synthetic record's nearest real record lies in the profiles at the smallest mismatch count
+m, unless the numeric part found there is at least 1, in which case profiles at m + 1, m + 2,
+... are searched too, only as far as they can still win. The profile pairs at mismatch 0 and 1,
+then (for the records still open) at 2, come from block hash joins (:mod:`risk._close_pairs`:
+pigeonhole over column blocks, unequal columns counted on bit-packed profiles); the few records
+whose closest record lies farther are searched through a profile-mismatch matrix computed in
+bounded blocks, for their profiles only. Within a candidate profile with few rows every pair is
+computed (in batches);
 a profile with many rows (a table with few or no categorical columns) is searched with an exact
 k-d tree in L1 (scikit-learn), which is the numeric part exactly once query values are clipped
 to the real range, and a lower bound otherwise (then a radius query collects every row that
@@ -26,11 +30,14 @@ import numpy as np
 import pandas as pd
 from sklearn.neighbors import KDTree
 
+from risk._close_pairs import PackedPairs, candidate_count, close_pairs, ragged
 from risk._encode import _numeric_values, combine
 from risk.copies import _value_codes
 
 _BLOCK = 2**22  # entries of one profile-mismatch block or bound matrix
 _PAIRS = 2**20  # candidate pairs evaluated at once
+_HASH_STAGES = (1, 2)  # profile mismatch levels found by block hash joins, in stages
+_HASH_COST = 8  # a hashed candidate pair costs about this many profile-matrix entries
 _TREE_MIN = 256  # profiles with this many distinct rows are searched with a k-d tree
 _GEMM_TOLERANCE = 1e-9  # rounding allowance of the squared-distance bound
 _ROUNDING = 1e-12  # allowance between the tree's L1 distance and the exact one
@@ -153,13 +160,6 @@ def _mismatches(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def _ragged(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Concatenation of ``arange(s, s + n)`` for each (s, n), vectorised."""
-    total = int(lengths.sum())
-    offsets = np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return np.repeat(starts, lengths) + (np.arange(total) - offsets)
-
-
 def _numeric_part(query: _Grouped, ref: _Grouped, i: np.ndarray, j: np.ndarray) -> np.ndarray:
     """Sum over numeric columns of ``min(|x - y|, 1)`` for pairs (i, j); missing adds 0 here.
 
@@ -176,37 +176,94 @@ def _numeric_part(query: _Grouped, ref: _Grouped, i: np.ndarray, j: np.ndarray) 
 
 
 def _nearest(query: _Grouped, ref: _Grouped) -> np.ndarray:
-    """Summed Gower distance (p times the mean) from each query row to its closest ref row."""
-    n_q = query.row_profile.size
-    best = np.full(n_q, np.inf)
-    has_numeric = query.values.shape[0] > 0
-    n_rp = ref.profiles.shape[0]
-    step = max(1, _BLOCK // n_rp)
+    """Summed Gower distance (p times the mean) from each query row to its closest ref row.
+
+    Profile mismatch levels are searched in stages (``_HASH_STAGES``): levels up to 1 for
+    every row, then up to 2 for the rows still open (closest distance found so far > 1 + the
+    last level searched), by block hash joins (:mod:`risk._close_pairs`) as long as they make
+    fewer candidate pairs (times ``_HASH_COST``) than the profile matrix would have entries;
+    the rows left open are searched from the next level on through the profile-mismatch
+    matrix. Only the time depends on the stages.
+    """
+    best = np.full(query.row_profile.size, np.inf)
     trees: dict[int, KDTree] = {}
-    for s in range(0, n_q, step):
-        e = min(n_q, s + step)
-        a_lo, a_hi = int(query.row_profile[s]), int(query.row_profile[e - 1]) + 1
-        mism = _mismatches(query.profiles[a_lo:a_hi], ref.profiles)
-        min_m = mism.min(axis=1).astype(np.int64)
-        row_a = query.row_profile[s:e] - a_lo
-        if not has_numeric:
-            best[s:e] = min_m[row_a]
-            continue
-        chunk_best = best[s:e]
-        for offset in range(int(mism.max()) - int(min_m.min()) + 1):
-            level = min_m + offset
-            active = np.flatnonzero(chunk_best > level[row_a])
-            if active.size == 0:
+    open_rows = np.arange(best.size)
+    done = -1  # every level up to this one has been searched for the open rows
+    n_cols = query.profiles.shape[1]
+    packed = PackedPairs(query.profiles, ref.profiles) if n_cols > 1 else None
+    for stage in _HASH_STAGES:
+        stage = min(stage, n_cols - 1)
+        if packed is None or stage <= done or open_rows.size == 0:
+            break
+        profiles = np.unique(query.row_profile[open_rows])
+        count, blocks = candidate_count(query.profiles, ref.profiles, profiles, stage)
+        if count * _HASH_COST > profiles.size * ref.profiles.shape[0]:
+            break  # the block joins would cost more than the matrix
+        open_profile = query.row_profile[open_rows]
+        for lo, hi, pa, pb, pm in close_pairs(query.profiles, ref.profiles, packed, profiles,
+                                              stage, blocks, _PAIRS):
+            cut = np.searchsorted(open_profile, [profiles[lo], profiles[hi - 1] + 1])
+            rows = open_rows[cut[0]:cut[1]]
+            local = np.searchsorted(profiles[lo:hi], query.row_profile[rows])
+            for level in range(done + 1, stage + 1):
+                at = pm == level
+                _search_level(query, ref, best, rows, local, hi - lo, pa[at] - lo, pb[at],
+                              level, trees)
+        done = stage
+        open_rows = open_rows[best[open_rows] > done + 1]
+    if open_rows.size:
+        _matrix_levels(query, ref, best, open_rows, done + 1, trees)
+    return best
+
+
+def _search_level(
+    query: _Grouped, ref: _Grouped, best: np.ndarray, rows: np.ndarray, local: np.ndarray,
+    n_local: int, cand_a: np.ndarray, cand_b: np.ndarray, level: int | np.ndarray,
+    trees: dict[int, KDTree],
+) -> None:
+    """Fold into ``best`` the ref profiles ``cand_b`` at mismatch ``level`` from ``cand_a``.
+
+    Query profiles are numbered locally ``0 .. n_local - 1``; ``local`` gives that number for
+    each of ``rows``; the candidate pairs are sorted by ``cand_a``; ``level`` is one count or
+    one per local profile. Only rows whose best distance so far exceeds the level can improve.
+    """
+    lev = np.broadcast_to(np.asarray(level, dtype=np.int64), (n_local,))
+    active = np.flatnonzero(best[rows] > lev[local])
+    if active.size == 0 or cand_a.size == 0:
+        return
+    ptr = np.searchsorted(cand_a, np.arange(n_local + 1))
+    n_b = (ptr[1:] - ptr[:-1])[local[active]]
+    if query.values.shape[0] == 0:  # no numeric part: the level is the distance
+        found = active[n_b > 0]
+        best[rows[found]] = np.minimum(best[rows[found]], lev[local[found]])
+        return
+    b = cand_b[ragged(ptr[local[active]], n_b)]
+    _refine(query, ref, 0, best, np.repeat(rows[active], n_b), b,
+            np.repeat(lev[local[active]], n_b), trees)
+
+
+def _matrix_levels(
+    query: _Grouped, ref: _Grouped, best: np.ndarray, open_rows: np.ndarray, floor: int,
+    trees: dict[int, KDTree],
+) -> None:
+    """Search levels >= ``floor`` for ``open_rows`` (sorted) through the mismatch matrix."""
+    open_profile = query.row_profile[open_rows]
+    profiles = np.unique(open_profile)
+    step = max(1, _BLOCK // ref.profiles.shape[0])
+    for s in range(0, profiles.size, step):
+        chunk = profiles[s:s + step]
+        mism = _mismatches(query.profiles[chunk], ref.profiles)
+        start = np.maximum(mism.min(axis=1).astype(np.int64), floor)
+        cut = np.searchsorted(open_profile, [chunk[0], chunk[-1] + 1])
+        rows = open_rows[cut[0]:cut[1]]
+        local = np.searchsorted(chunk, query.row_profile[rows])
+        for offset in range(int(mism.max()) - int(start.min()) + 1):
+            level = start + offset
+            if not (best[rows] > level[local]).any():
                 break
             cand_a, cand_b = np.nonzero(mism == level[:, None])
-            if cand_a.size == 0:
-                continue
-            ptr = np.searchsorted(cand_a, np.arange(a_hi - a_lo + 1))
-            n_b = (ptr[1:] - ptr[:-1])[row_a[active]]
-            rows = np.repeat(active, n_b)
-            b = cand_b[_ragged(ptr[row_a[active]], n_b)]
-            _refine(query, ref, s, chunk_best, rows, b, mism[row_a[rows], b], trees)
-    return best
+            _search_level(query, ref, best, rows, local, chunk.size, cand_a, cand_b, level,
+                          trees)
 
 
 def _refine(
@@ -233,7 +290,7 @@ def _refine(
         if hi > lo:
             n = sizes[lo:hi]
             _pairs(query, ref, s, chunk_best, np.repeat(rows[lo:hi], n),
-                   _ragged(ref.starts[b[lo:hi]], n), np.repeat(base[lo:hi], n))
+                   ragged(ref.starts[b[lo:hi]], n), np.repeat(base[lo:hi], n))
 
 
 def _pairs(

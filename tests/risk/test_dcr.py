@@ -125,6 +125,10 @@ def _frame(draw, n, with_extremes):
         "i": draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)),
         "f": draw(st.lists(st.floats(-2, 2).map(lambda v: round(v, 1)), min_size=n,
                            max_size=n)),
+        # more compared-by-equality columns: profiles at mismatch levels 0 .. 4
+        "c": draw(st.lists(st.sampled_from(["p", "q", "r"]), min_size=n, max_size=n)),
+        "d": draw(st.lists(st.booleans(), min_size=n, max_size=n)),
+        "e": draw(st.lists(st.sampled_from(["u", "v"]), min_size=n, max_size=n)),
     })
     if with_extremes:  # synthetic values outside the real range, where the cap binds
         frame["f"] = frame["f"] * draw(st.sampled_from([1.0, 3.0]))
@@ -140,9 +144,13 @@ def mixed_tables(draw):
 
 
 SMALL_BLOCKS = {"_BLOCK": 5, "_PAIRS": 3, "_TREE_MIN": 2}
+ALWAYS_HASH = {"_HASH_STAGES": (0, 1, 2, 3), "_HASH_COST": 0, "_PAIRS": 4}
+NEVER_HASH = {"_HASH_STAGES": ()}
 
 
-@pytest.mark.parametrize("patch", [{}, SMALL_BLOCKS], ids=["default", "small-blocks-and-trees"])
+@pytest.mark.parametrize("patch", [{}, SMALL_BLOCKS, ALWAYS_HASH, NEVER_HASH],
+                         ids=["default", "small-blocks-and-trees", "hash-joins-up-to-level-3",
+                              "profile-matrix-only"])
 @settings(max_examples=40, deadline=None)
 @given(frames=mixed_tables())
 def test_vectorised_distances_equal_slow_loop(patch, frames):
@@ -153,7 +161,7 @@ def test_vectorised_distances_equal_slow_loop(patch, frames):
         res = distance_to_closest_record(train, synthetic, holdout=holdout)
     want = _slow_distances(train, holdout, synthetic)
     np.testing.assert_allclose(got.to_numpy(), want, atol=1e-12)
-    assert res.share_closer_to_train == pytest.approx(_slow_share(want, 4))
+    assert res.share_closer_to_train == pytest.approx(_slow_share(want, 7))
     assert res.n_exact_train == int((want[:, 0] == 0).sum())
     assert res.share_exact_holdout == pytest.approx(float(np.mean(want[:, 1] == 0)))
 
