@@ -19,8 +19,12 @@ Confidentiality course (Vassar College), attribute-risk lectures; Synthesized's
 
 Features: numeric keys are standardised, others one-hot encoded (unknown categories ignored), in
 a scikit-learn pipeline fitted on the synthetic data. The default estimator is k-nearest
-neighbours with k = 3 (classifier or regressor by the target's dtype); any object with
-``fit`` and ``predict`` is accepted and cloned, so the caller's object is never fitted.
+neighbours with k = 3 (classifier or regressor by the target's dtype), Euclidean on those
+features, computed exactly over distinct key combinations by :mod:`risk._knn` (scikit-learn's
+``KNeighborsClassifier``/``Regressor`` wherever no two records are equidistant; at equal
+distance the earlier record of the seeded shuffle is the nearer, where scikit-learn's rounding
+could pick either); any object with ``fit`` and ``predict`` is accepted and cloned, so the
+caller's object is never fitted.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
+from risk._knn import ExactKNN
 from risk._result import Result
 from risk._validation import (
     RiskInputError,
@@ -152,7 +157,7 @@ def _estimator(estimator: Any, numeric_target: bool) -> Any:
 
 
 def _fit_predict(
-    model: Pipeline, train: pd.DataFrame, keys: list[str], target: str, seed: int,
+    model: Any, train: pd.DataFrame, keys: list[str], target: str, seed: int,
     *queries: pd.DataFrame,
 ) -> list[np.ndarray]:
     # k-NN breaks ties among equidistant records (common with categorical keys) by their row
@@ -291,7 +296,12 @@ def attribute_inference(
     est = _estimator(estimator, numeric)
     seed = resolve_seed(random_state)
 
-    def pipeline() -> Pipeline:
+    def pipeline() -> Any:
+        if estimator is None:  # the default k-NN, computed exactly (risk._knn)
+            return ExactKNN(_features(key_list, numeric_keys),
+                            [k for k in key_list if k in numeric_keys],
+                            [k for k in key_list if k not in numeric_keys],
+                            n_neighbors=DEFAULT_NEIGHBOURS, regression=numeric)
         return Pipeline([("features", _features(key_list, numeric_keys)), ("model", clone(est))])
 
     queries = [original] + ([holdout] if holdout is not None else [])

@@ -1,0 +1,97 @@
+"""The default inference attack's exact k-NN (risk._knn) against a slow loop and scikit-learn."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
+from sklearn.pipeline import Pipeline
+
+import risk._knn
+from risk._knn import ExactKNN
+from risk.inference import _features
+
+
+def _slow(train: pd.DataFrame, query: pd.DataFrame, numeric: list[str], categorical: list[str],
+          target: str, k: int, regression: bool) -> list:
+    """By the definition: squared distance per record pair, sorted by (distance, row)."""
+    scale = {c: (train[c].std(ddof=0) or 1.0) for c in numeric}
+    known = {c: set(train[c]) for c in categorical}
+    out = []
+    for _, q in query.iterrows():
+        dist = []
+        for pos, (_, r) in enumerate(train.iterrows()):
+            d = sum(((float(q[c]) - float(r[c])) / scale[c]) ** 2 for c in numeric)
+            d += sum(0.0 if q[c] == r[c] else (2.0 if q[c] in known[c] else 1.0)
+                     for c in categorical)
+            dist.append((d, pos, r[target]))
+        near = [t for _, _, t in sorted(dist)[:k]]
+        if regression:
+            out.append(float(np.mean(near)))
+        else:
+            counts = pd.Series(near).value_counts()
+            out.append(min(counts.index[counts == counts.max()]))  # smallest class on a tie
+    return out
+
+
+@st.composite
+def tables(draw):
+    n, m = draw(st.integers(3, 30)), draw(st.integers(1, 15))
+
+    def frame(size: int, values: list) -> pd.DataFrame:
+        return pd.DataFrame({
+            "x": draw(st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.5]), min_size=size,
+                               max_size=size)),
+            "a": draw(st.lists(st.sampled_from(values), min_size=size, max_size=size)),
+            "b": draw(st.lists(st.sampled_from(["p", "q"]), min_size=size, max_size=size)),
+            "t": draw(st.lists(st.sampled_from(["u", "v", "w"]), min_size=size, max_size=size)),
+            "y": draw(st.lists(st.integers(0, 9), min_size=size, max_size=size)),
+        })
+    # the query may hold a category the training data never had ("z": one-hot all zeros)
+    return frame(n, ["l", "m"]), frame(m, ["l", "m", "z"])
+
+
+@pytest.mark.parametrize("slack", [risk._knn._SLACK, np.inf], ids=["proposals", "all-exact"])
+@settings(max_examples=60, deadline=None)
+@given(frames=tables(), regression=st.booleans(), numeric=st.sampled_from([["x"], []]))
+def test_exact_knn_equals_slow_loop(slack, frames, regression, numeric):
+    train, query = frames
+    categorical = ["a", "b"]
+    keys = [*numeric, *categorical]
+    target = "y" if regression else "t"
+    with mock.patch.object(risk._knn, "_SLACK", slack):
+        model = ExactKNN(_features(keys, set(numeric)), numeric, categorical, n_neighbors=3,
+                         regression=regression).fit(train[keys], train[target])
+        got = model.predict(query[keys])
+    want = _slow(train, query, numeric, categorical, target, 3, regression)
+    if regression:
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    else:
+        assert list(got) == want
+
+
+def test_equals_scikit_learn_where_no_two_records_are_equidistant():
+    # continuous keys: distinct distances, so scikit-learn's rounding decides no tie
+    rng = np.random.default_rng(0)
+    train = pd.DataFrame({"u": rng.normal(size=500), "v": rng.exponential(size=500),
+                          "c": rng.choice(list("pqr"), 500)})
+    train["t"] = np.where(train["u"] + rng.normal(size=500) > 0, "hi", "lo")
+    train["y"] = train["v"] * 3 + rng.normal(size=500)
+    query = pd.DataFrame({"u": rng.normal(size=300), "v": rng.exponential(size=300),
+                          "c": rng.choice(list("pqrs"), 300)})
+    keys = ["u", "v", "c"]
+    for target, est, regression in [("t", KNeighborsClassifier(n_neighbors=3), False),
+                                    ("y", KNeighborsRegressor(n_neighbors=3), True)]:
+        sk = Pipeline([("f", _features(keys, {"u", "v"})), ("m", est)])
+        want = sk.fit(train[keys], train[target]).predict(query[keys])
+        got = ExactKNN(_features(keys, {"u", "v"}), ["u", "v"], ["c"], n_neighbors=3,
+                       regression=regression).fit(train[keys], train[target]).predict(query[keys])
+        if regression:
+            np.testing.assert_allclose(got, want, rtol=1e-12)
+        else:
+            np.testing.assert_array_equal(got, want)
