@@ -14,12 +14,21 @@ ties by training-row order, which :func:`risk.inference._fit_predict` makes a se
 among records at equal distance the earlier in the shuffle is the nearer (scikit-learn's rule
 too, wherever its rounding leaves equal distances equal).
 
+The numeric part is summed over the numeric keys in order and the categorical part, an
+integer, is added once, so two records at the same distance get the same float.
+
 Speed: records with the same keys are at the same distance from everything, so the search runs
-over distinct key combinations (a third of the rows on 20,000 Adult rows with six keys):
-scikit-learn's brute-force search proposes the ``2k + 4`` nearest combinations, the exact
-distances above order them, and each combination contributes its first k records in shuffle
-order. A query whose proposals may miss a combination tied with its k-th (the last proposal
-within rounding of the k-th) is searched against every combination exactly.
+over distinct key combinations (a third of the rows on 20,000 Adult rows with six keys), each
+contributing its first k records in shuffle order. With categorical keys the combinations are
+searched by *level*: the categorical part takes a few integer values, so for each query the
+profiles (categorical values) at categorical distance 0, 1, 2, ... are visited in turn, and a
+level is visited only while a record there could be as near as the k-th found so far (like the
+profile levels of :mod:`risk._gower`). Where the profile matrix would be too large or the
+first level too wide (numeric keys only, or few categories), scikit-learn's brute-force
+search proposes the ``2k + 4`` nearest combinations instead and the exact distances order
+them; a query whose proposals may miss a combination tied with its k-th (the last proposal
+within rounding of the k-th) is then searched against every combination exactly. Every path
+gives the same answer (tests force each one against a slow loop).
 """
 
 from __future__ import annotations
@@ -31,8 +40,13 @@ import pandas as pd
 from sklearn.compose import ColumnTransformer
 from sklearn.neighbors import NearestNeighbors
 
+from risk._close_pairs import ragged
+from risk._encode import combine
+
 _SLACK = 1e-7  # squared distance: well above the rounding of scikit-learn's GEMM distances
-_EXACT_BLOCK = 2**21  # (query, combination) pairs of one exact fallback block
+_EXACT_BLOCK = 2**21  # (query, combination) pairs evaluated at once
+_PROFILE_ENTRIES = 2**24  # largest query x training profile matrix of the level search
+_LEVEL_COST = 16  # a level-search pair costs about this many entries of scikit-learn's search
 
 
 class ExactKNN:
@@ -67,8 +81,18 @@ class ExactKNN:
             self.target = y.to_numpy(dtype=float)
         else:
             self.classes, self.target = np.unique(y.to_numpy(), return_inverse=True)
-        n_props = min(starts.size, 2 * self.k + 4)
-        self.search = NearestNeighbors(n_neighbors=n_props).fit(self.features.transform(first))
+        self.first = first
+        self.search: NearestNeighbors | None = None  # fitted when proposals are needed
+        # combinations grouped by their categorical profile, for the level search
+        if self.cat.shape[1]:
+            profiles, inverse = np.unique(self.cat, axis=0, return_inverse=True)
+        else:  # numeric keys only: one profile
+            profiles, inverse = np.zeros((1, 0), dtype=np.int64), np.zeros(starts.size, int)
+        self.s_profiles = profiles
+        self.s_profile = inverse.ravel()
+        self.s_order = np.argsort(self.s_profile, kind="stable")
+        self.s_pcount = np.bincount(self.s_profile, minlength=self.s_profiles.shape[0])
+        self.s_pstart = np.cumsum(self.s_pcount) - self.s_pcount
         return self
 
     def _raw(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -81,33 +105,30 @@ class ExactKNN:
         ]) if self.categorical else np.zeros((len(frame), 0), dtype=np.int64)
         return num, cat
 
-    def _distances(self, q_num: np.ndarray, q_cat: np.ndarray, i: np.ndarray,
-                   j: np.ndarray) -> np.ndarray:
-        """Exact squared distances of the pairs (query i, combination j)."""
+    def _numeric(self, q_num: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """Numeric part of the squared distance of the pairs (query i, combination j)."""
         out = np.zeros(i.size)
         for c in range(self.num.shape[1]):
             d = (q_num[i, c] - self.num[j, c]) / self.scale[c]
             out += d * d
+        return out
+
+    def _distances(self, q_num: np.ndarray, q_cat: np.ndarray, i: np.ndarray,
+                   j: np.ndarray) -> np.ndarray:
+        """Exact squared distances of the pairs (query i, combination j): the numeric part
+        plus the categorical part, an integer added once."""
+        cat = np.zeros(i.size, dtype=np.int64)
         for c in range(self.cat.shape[1]):
             qc = q_cat[i, c]
-            out += np.where(qc == self.cat[j, c], 0.0, np.where(qc < 0, 1.0, 2.0))
-        return out
+            cat += np.where(qc == self.cat[j, c], 0, np.where(qc < 0, 1, 2))
+        return self._numeric(q_num, i, j) + cat
 
     def predict(self, x: pd.DataFrame) -> np.ndarray:
         """The vote (most frequent class, the smallest on a tie) or mean of the k nearest."""
         q_num, q_cat = self._raw(x)
-        sq, prop = self.search.kneighbors(self.features.transform(x))
-        sq = sq * sq
-        n_q, n_props = prop.shape
-        kth = sq[:, min(self.k, n_props) - 1]
-        complete = (n_props == self.starts.size) | (sq[:, -1] > kth + _SLACK)
-        i = np.repeat(np.flatnonzero(complete), n_props)
-        j = prop[complete].ravel()
-        pairs = [(i, j, self._distances(q_num, q_cat, i, j))]
-        pairs += self._exact(q_num, q_cat, np.flatnonzero(~complete))
-        qi = np.concatenate([p[0] for p in pairs])
-        cj = np.concatenate([p[1] for p in pairs])
-        dist = np.concatenate([p[2] for p in pairs])
+        n_q = len(x)
+        found = self._levels(q_num, q_cat) if self.cat.shape[1] else None
+        qi, cj, dist = found if found is not None else self._proposals(x, q_num, q_cat)
         # each combination's first k rows in training order
         take = np.minimum(self.counts[cj], self.k)
         offsets = np.arange(int(take.sum())) - np.repeat(np.cumsum(take) - take, take)
@@ -123,6 +144,96 @@ class ExactKNN:
         votes = np.zeros((n_q, self.classes.size), dtype=np.int64)
         np.add.at(votes, (qi, self.target[pos]), 1)
         return self.classes[votes.argmax(axis=1)]
+
+    def _proposals(self, x: pd.DataFrame, q_num: np.ndarray,
+                   q_cat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Candidates from scikit-learn's nearest combinations, exact where ties may hide."""
+        if self.search is None:
+            n_props = min(self.starts.size, 2 * self.k + 4)
+            self.search = NearestNeighbors(n_neighbors=n_props).fit(
+                self.features.transform(self.first))
+        sq, prop = self.search.kneighbors(self.features.transform(x))
+        sq = sq * sq
+        n_props = prop.shape[1]
+        kth = sq[:, min(self.k, n_props) - 1]
+        complete = (n_props == self.starts.size) | (sq[:, -1] > kth + _SLACK)
+        i = np.repeat(np.flatnonzero(complete), n_props)
+        j = prop[complete].ravel()
+        pairs = [(i, j, self._distances(q_num, q_cat, i, j))]
+        pairs += self._exact(q_num, q_cat, np.flatnonzero(~complete))
+        return tuple(np.concatenate([p[m] for p in pairs]) for m in range(3))  # type: ignore
+
+    def _levels(self, q_num: np.ndarray, q_cat: np.ndarray,
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Candidates by categorical level: every combination within the k-th nearest record's
+        distance, searching the profiles at categorical distance 0, 1, 2, ... only while a
+        record there could still be as near as the k-th found. ``None`` when the profile
+        matrix or the first level's pairs would cost more than the proposals."""
+        n_q = q_cat.shape[0]
+        ids = combine(q_cat + 1, [len(c) + 1 for c in self.categories])  # unknown -1 -> 0
+        _, first, q_prof = np.unique(ids, return_index=True, return_inverse=True)
+        q_profiles = q_cat[first]
+        n_pq, n_ps = q_profiles.shape[0], self.s_profiles.shape[0]
+        if n_pq * n_ps > _PROFILE_ENTRIES:
+            return None
+        mism = np.zeros((n_pq, n_ps), dtype=np.int16)
+        for c in range(q_cat.shape[1]):
+            mism += q_profiles[:, c, None] != self.s_profiles[None, :, c]
+        # 2 per unequal known value, 1 per value unknown to the training data (never equal)
+        catd = 2 * mism - (q_profiles < 0).sum(axis=1, dtype=np.int16)[:, None]
+        lowest = catd.min(axis=1)
+        first_pairs = ((catd == lowest[:, None]) @ self.s_pcount)[q_prof].sum()
+        if first_pairs * _LEVEL_COST > n_q * self.starts.size:
+            return None
+        kth = np.full(n_q, np.inf)
+        qi, cj, dist = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
+        for level in np.unique(catd).tolist():
+            active = np.flatnonzero(kth >= level)
+            if active.size == 0:
+                break
+            profiles = np.unique(q_prof[active])
+            at = catd[profiles] == level
+            pairs = at @ self.s_pcount  # combinations at this level, per active profile
+            local = np.searchsorted(profiles, q_prof[active])
+            pq, ps = np.nonzero(at)
+            ptr = np.searchsorted(pq, np.arange(profiles.size + 1))
+            new = [(qi, cj, dist)]
+            sizes = pairs[local]
+            cuts = np.searchsorted(np.cumsum(sizes), np.arange(
+                _EXACT_BLOCK, int(sizes.sum()), _EXACT_BLOCK), side="right")
+            for part, loc in zip(np.split(active, cuts), np.split(local, cuts), strict=True):
+                n1 = (ptr[1:] - ptr[:-1])[loc]
+                ps1 = ps[ragged(ptr[loc], n1)]
+                n2 = self.s_pcount[ps1]
+                i2 = np.repeat(np.repeat(part, n1), n2)
+                j2 = self.s_order[ragged(self.s_pstart[ps1], n2)]
+                new.append((i2, j2, self._numeric(q_num, i2, j2) + level))
+            qi, cj, dist = (np.concatenate([n[m] for n in new]) for m in range(3))
+            is_active = np.zeros(n_q, dtype=bool)
+            is_active[active] = True
+            mine = is_active[qi]
+            kth[active] = self._kth(qi[mine], cj[mine], dist[mine], n_q)[active]
+            keep = dist <= kth[qi]
+            qi, cj, dist = qi[keep], cj[keep], dist[keep]
+        return qi, cj, dist
+
+    def _kth(self, qi: np.ndarray, cj: np.ndarray, dist: np.ndarray, n_q: int) -> np.ndarray:
+        """Distance of each query's k-th nearest record among the candidate combinations
+        (infinite while fewer than k records are known)."""
+        order = np.lexsort((dist, qi))
+        qi_s, d_s = qi[order], dist[order]
+        cum = np.cumsum(np.minimum(self.counts[cj[order]], self.k))
+        start = np.ones(qi_s.size, dtype=bool)
+        start[1:] = qi_s[1:] != qi_s[:-1]
+        starts = np.flatnonzero(start)
+        base = np.zeros(starts.size, dtype=cum.dtype)
+        base[1:] = cum[starts[1:] - 1]
+        reached = cum - np.repeat(base, np.diff(np.append(starts, qi_s.size))) >= self.k
+        first = reached.copy()  # the first record of its query to reach k (monotone within)
+        first[1:] &= ~reached[:-1] | start[1:]
+        kth = np.full(n_q, np.inf)
+        kth[qi_s[first]] = d_s[first]
+        return kth
 
     def _exact(self, q_num: np.ndarray, q_cat: np.ndarray,
                queries: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:

@@ -26,9 +26,11 @@ def _slow(train: pd.DataFrame, query: pd.DataFrame, numeric: list[str], categori
     for _, q in query.iterrows():
         dist = []
         for pos, (_, r) in enumerate(train.iterrows()):
-            d = sum(((float(q[c]) - float(r[c])) / scale[c]) ** 2 for c in numeric)
-            d += sum(0.0 if q[c] == r[c] else (2.0 if q[c] in known[c] else 1.0)
-                     for c in categorical)
+            d = 0.0
+            for c in numeric:
+                d += ((float(q[c]) - float(r[c])) / scale[c]) ** 2
+            # the categorical part is an integer, added once
+            d += sum(0 if q[c] == r[c] else (2 if q[c] in known[c] else 1) for c in categorical)
             dist.append((d, pos, r[target]))
         near = [t for _, _, t in sorted(dist)[:k]]
         if regression:
@@ -56,15 +58,23 @@ def tables(draw):
     return frame(n, ["l", "m"]), frame(m, ["l", "m", "z"])
 
 
-@pytest.mark.parametrize("slack", [risk._knn._SLACK, np.inf], ids=["proposals", "all-exact"])
+LEVELS = {"_LEVEL_COST": 0}
+PROPOSALS = {"_PROFILE_ENTRIES": 0}
+ALL_EXACT = {"_PROFILE_ENTRIES": 0, "_SLACK": np.inf}
+
+
+@pytest.mark.parametrize("patch", [LEVELS, PROPOSALS, ALL_EXACT],
+                         ids=["level-search", "proposals", "all-exact"])
 @settings(max_examples=60, deadline=None)
-@given(frames=tables(), regression=st.booleans(), numeric=st.sampled_from([["x"], []]))
-def test_exact_knn_equals_slow_loop(slack, frames, regression, numeric):
+@given(frames=tables(), regression=st.booleans(), numeric=st.sampled_from([["x"], []]),
+       categorical=st.sampled_from([["a", "b"], ["a"], []]))
+def test_exact_knn_equals_slow_loop(patch, frames, regression, numeric, categorical):
     train, query = frames
-    categorical = ["a", "b"]
+    if not numeric and not categorical:
+        categorical = ["b"]
     keys = [*numeric, *categorical]
     target = "y" if regression else "t"
-    with mock.patch.object(risk._knn, "_SLACK", slack):
+    with mock.patch.multiple(risk._knn, **patch):
         model = ExactKNN(_features(keys, set(numeric)), numeric, categorical, n_neighbors=3,
                          regression=regression).fit(train[keys], train[target])
         got = model.predict(query[keys])
