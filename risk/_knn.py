@@ -65,10 +65,14 @@ class ExactKNN:
 
     def fit(self, x: pd.DataFrame, y: pd.Series) -> ExactKNN:
         """Group the training rows (in their order) by key combination."""
-        self.features.fit(x)
-        named = self.features.named_transformers_
-        self.scale = (named["numeric"].scale_ if self.numeric else np.ones(0))
-        self.categories = (named["categorical"].categories_ if self.categorical else [])
+        self.x = x  # the features are fitted on it only when proposals are needed
+        # StandardScaler's scale: the population standard deviation, 1 for a constant key
+        scale = x[self.numeric].to_numpy(dtype=float).std(axis=0) if self.numeric else np.ones(0)
+        self.scale = np.where(scale < 10 * np.finfo(float).eps * np.maximum(
+            1.0, np.abs(x[self.numeric].to_numpy(dtype=float)).max(axis=0, initial=0.0)), 1.0,
+            scale)
+        # the values the training data have (a categorical's unused categories are not)
+        self.categories = [np.asarray(x[c].unique()) for c in self.categorical]
         keys = [*self.numeric, *self.categorical]
         combo = x.groupby(keys, sort=False, observed=True).ngroup().to_numpy()
         order = np.argsort(combo, kind="stable")  # rows by combination, each in shuffle order
@@ -149,6 +153,7 @@ class ExactKNN:
                    q_cat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Candidates from scikit-learn's nearest combinations, exact where ties may hide."""
         if self.search is None:
+            self.features.fit(self.x)
             n_props = min(self.starts.size, 2 * self.k + 4)
             self.search = NearestNeighbors(n_neighbors=n_props).fit(
                 self.features.transform(self.first))
@@ -187,11 +192,13 @@ class ExactKNN:
             return None
         kth = np.full(n_q, np.inf)
         qi, cj, dist = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
-        for level in np.unique(catd).tolist():
+        for level in np.flatnonzero(np.bincount(catd.ravel())).tolist():
             active = np.flatnonzero(kth >= level)
             if active.size == 0:
                 break
-            profiles = np.unique(q_prof[active])
+            has = np.zeros(n_pq, dtype=bool)
+            has[q_prof[active]] = True
+            profiles = np.flatnonzero(has)
             at = catd[profiles] == level
             pairs = at @ self.s_pcount  # combinations at this level, per active profile
             local = np.searchsorted(profiles, q_prof[active])

@@ -21,7 +21,7 @@ def _slow(train: pd.DataFrame, query: pd.DataFrame, numeric: list[str], categori
           target: str, k: int, regression: bool) -> list:
     """By the definition: squared distance per record pair, sorted by (distance, row)."""
     scale = {c: (train[c].std(ddof=0) or 1.0) for c in numeric}
-    known = {c: set(train[c]) for c in categorical}
+    known = {c: set(train[c].tolist()) for c in categorical}
     out = []
     for _, q in query.iterrows():
         dist = []
@@ -67,9 +67,13 @@ ALL_EXACT = {"_PROFILE_ENTRIES": 0, "_SLACK": np.inf}
                          ids=["level-search", "proposals", "all-exact"])
 @settings(max_examples=60, deadline=None)
 @given(frames=tables(), regression=st.booleans(), numeric=st.sampled_from([["x"], []]),
-       categorical=st.sampled_from([["a", "b"], ["a"], []]))
-def test_exact_knn_equals_slow_loop(patch, frames, regression, numeric, categorical):
+       categorical=st.sampled_from([["a", "b"], ["a"], []]), as_category=st.booleans())
+def test_exact_knn_equals_slow_loop(patch, frames, regression, numeric, categorical,
+                                    as_category):
     train, query = frames
+    if as_category:  # pandas categoricals, with categories no record has
+        dtype = pd.CategoricalDtype(["n", "z", "l", "m", "unused"])
+        train, query = (f.assign(a=f["a"].astype(dtype)) for f in (train, query))
     if not numeric and not categorical:
         categorical = ["b"]
     keys = [*numeric, *categorical]
@@ -105,3 +109,28 @@ def test_equals_scikit_learn_where_no_two_records_are_equidistant():
             np.testing.assert_allclose(got, want, rtol=1e-12)
         else:
             np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("patch", [LEVELS, PROPOSALS], ids=["level-search", "proposals"])
+def test_categorical_dtype_with_unused_categories_predicts_as_text(patch):
+    # the dtype lists categories no record has, before the ones they have: codes run past the
+    # number of values seen, which must not merge two profiles
+    rng = np.random.default_rng(1)
+    train = pd.DataFrame({"a": rng.choice(list("lm"), 300), "b": rng.choice(list("pqr"), 300),
+                          "x": rng.integers(0, 5, 300).astype(float),
+                          "t": rng.choice(list("uvw"), 300)})
+    query = pd.DataFrame({"a": rng.choice(list("lmz"), 200), "b": rng.choice(list("pqrs"), 200),
+                          "x": rng.integers(0, 5, 200).astype(float)})
+    dtype = {"a": pd.CategoricalDtype(["u1", "u2", "u3", "u4", "l", "m", "z"]),
+             "b": pd.CategoricalDtype(["p", "u1", "u2", "u3", "q", "u4", "u5", "r", "s"])}
+    keys = ["x", "a", "b"]
+
+    def predict(tr: pd.DataFrame, q: pd.DataFrame) -> np.ndarray:
+        return ExactKNN(_features(keys, {"x"}), ["x"], ["a", "b"], n_neighbors=3,
+                        regression=False).fit(tr[keys], tr["t"]).predict(q[keys])
+
+    with mock.patch.multiple(risk._knn, **patch):
+        as_text = predict(train, query)
+        typed = predict(train.astype(dtype), query.astype(dtype))
+    np.testing.assert_array_equal(typed, as_text)
+    np.testing.assert_array_equal(as_text, _slow(train, query, ["x"], ["a", "b"], "t", 3, False))
