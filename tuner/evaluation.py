@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 import risk
-from tuner import measures
+from tuner import categorical, measures
 from tuner import utility as util
 from tuner.config import Config
 from tuner.data import Split
@@ -138,13 +138,17 @@ def score(cfg: Config, split: Split, synthetic: pd.DataFrame, *, seed: int,
     start = time.perf_counter()
     utility = float(np.clip(utility_score(cfg, split, synthetic, seed), 0.0, 1.0))
     utility_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    train, holdout, coded_synthetic, coded_sampled = categorical.coded(split, synthetic, sampled)
     inputs = measures.Inputs(
-        train=split.train, holdout=split.holdout, synthetic=synthetic, options=cfg.risk,
+        train=train, holdout=holdout, synthetic=coded_synthetic, options=cfg.risk,
         population_size=cfg.data.population_size, quasi_identifiers=cfg.data.quasi_identifiers,
-        seed=seed, removed_rows=removed, sampled=sampled, study_seed=cfg.study.seed,
+        seed=seed, removed_rows=removed, sampled=coded_sampled, study_seed=cfg.study.seed,
         release=release)
     try:
-        return _measured(cfg, inputs, utility, utility_seconds)
+        # the released data are the frames as made, not the measures' categorical copies
+        return _measured(cfg, inputs, utility, utility_seconds, start=start) | {
+            "synthetic": synthetic}
     except risk.RiskInputError as exc:
         if not removed:
             raise
@@ -180,9 +184,10 @@ def score_partial(cfg: Config, split: Split, part: PartialSynthesis, *,
 
 
 def _measured(cfg: Config, inputs: measures.Inputs, utility: float,
-              utility_seconds: float) -> dict[str, Any]:
-    """Every enabled measure of ``inputs``, the constraints and the loss."""
-    start = time.perf_counter()
+              utility_seconds: float, *, start: float | None = None) -> dict[str, Any]:
+    """Every enabled measure of ``inputs``, the constraints and the loss (``risk_seconds``
+    counted from ``start``, default now)."""
+    start = time.perf_counter() if start is None else start
     outcomes: dict[str, measures.Outcome] = {}
     constraints: dict[str, float] = {}
     for spec in measures.enabled(cfg.risk):

@@ -100,12 +100,16 @@ def _inference(inp: Inputs) -> Outcome:
         cols = [*keys, t]
         # k-NN cannot use missing keys/targets: those records are left out of the attack, and
         # how many is reported (metric inference_dropped_rows.TARGET), never silently
-        extra[f"inference_dropped_rows.{t}"] = float(sum(
-            int(f[cols].isna().any(axis=1).sum()) for f in (inp.train, inp.synthetic,
-                                                             inp.holdout)))
+        complete = []
+        for f in (inp.train, inp.synthetic, inp.holdout):
+            missing = f[cols].isna().any(axis=1).to_numpy()
+            complete.append(f[~missing] if missing.any() else f)
+        extra[f"inference_dropped_rows.{t}"] = float(
+            sum(len(f) - len(c) for f, c in zip((inp.train, inp.synthetic, inp.holdout),
+                                                 complete, strict=True)))
         results[t] = risk.attribute_inference(
-            inp.train.dropna(subset=cols), inp.synthetic.dropna(subset=cols), keys=keys,
-            target=t, holdout=inp.holdout.dropna(subset=cols), random_state=inp.study_seed)
+            complete[0], complete[1], keys=keys, target=t, holdout=complete[2],
+            random_state=inp.study_seed)
     return Outcome(results, extra)
 
 
