@@ -39,10 +39,13 @@ def _blocks(a: np.ndarray, b: np.ndarray, rows: np.ndarray, n_blocks: int) -> li
     ``a[rows]`` and ``b``."""
     rates = []
     for c in range(a.shape[1]):
-        _, dense = np.unique(np.concatenate([a[rows, c], b[:, c]]), return_inverse=True)
-        size = int(dense.max()) + 1
-        share_a = np.bincount(dense[:rows.size], minlength=size) / max(1, rows.size)
-        share_b = np.bincount(dense[rows.size:], minlength=size) / max(1, b.shape[0])
+        col_a, col_b = a[rows, c], b[:, c]
+        size = max(int(col_a.max(initial=0)), int(col_b.max(initial=0))) + 1
+        if size > 4 * (rows.size + b.shape[0]):  # sparse codes: count them densified
+            _, dense = np.unique(np.concatenate([col_a, col_b]), return_inverse=True)
+            col_a, col_b, size = dense[:rows.size], dense[rows.size:], int(dense.max()) + 1
+        share_a = np.bincount(col_a, minlength=size) / max(1, rows.size)
+        share_b = np.bincount(col_b, minlength=size) / max(1, b.shape[0])
         rates.append(float(share_a @ share_b))
     blocks: list[list[int]] = [[] for _ in range(n_blocks)]
     log_rate = np.zeros(n_blocks)  # log of the block's agreement rate (independence assumed)

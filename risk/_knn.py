@@ -214,7 +214,18 @@ class ExactKNN:
                 n2 = self.s_pcount[ps1]
                 i2 = np.repeat(np.repeat(part, n1), n2)
                 j2 = self.s_order[ragged(self.s_pstart[ps1], n2)]
-                new.append((i2, j2, self._numeric(q_num, i2, j2) + level))
+                d2 = self._numeric(q_num, i2, j2) + level
+                # a combination of k records or more bounds the k-th distance: drop what lies
+                # beyond the bound (each query's pairs are contiguous here)
+                full = np.where(self.counts[j2] >= self.k, d2, np.inf)
+                ends = np.r_[0, np.cumsum(n2)][np.r_[0, np.cumsum(n1)]]
+                per_query = ends[1:] - ends[:-1]  # pairs of each query of the part
+                bound = kth[part].copy()
+                has = per_query > 0
+                starts = (np.cumsum(per_query) - per_query)[has]
+                bound[has] = np.minimum(bound[has], np.minimum.reduceat(full, starts))
+                near = d2 <= np.repeat(bound, per_query)
+                new.append((i2[near], j2[near], d2[near]))
             qi, cj, dist = (np.concatenate([n[m] for n in new]) for m in range(3))
             is_active = np.zeros(n_q, dtype=bool)
             is_active[active] = True

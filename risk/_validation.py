@@ -21,6 +21,8 @@ What every measure refuses, rather than computing a silently wrong number:
 
 from __future__ import annotations
 
+import functools
+
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -235,13 +237,19 @@ def _value_type(series: pd.Series) -> str | None:
     if pd.api.types.is_bool_dtype(series):
         return "bool"
     if isinstance(series.dtype, pd.CategoricalDtype):
-        if not series.notna().any():
+        if not (series.cat.codes.to_numpy() >= 0).any():
             return None
-        return _value_type(pd.Series(series.cat.categories))
+        return _categories_type(series.dtype)
     if pd.api.types.is_string_dtype(series) and not pd.api.types.is_object_dtype(series):
         return "text"
     inferred = pd.api.types.infer_dtype(series, skipna=True)
     return _FAMILIES.get(inferred, "mixed")
+
+
+@functools.lru_cache(maxsize=64)
+def _categories_type(dtype: pd.CategoricalDtype) -> str | None:
+    """:func:`_value_type` of a categorical dtype's categories (a trial's frames share one)."""
+    return _value_type(pd.Series(dtype.categories))
 
 
 def _check_value_types(frames: dict[str, pd.DataFrame], col: str) -> None:
