@@ -22,7 +22,6 @@ What every measure refuses, rather than computing a silently wrong number:
 from __future__ import annotations
 
 import functools
-
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
