@@ -47,6 +47,7 @@ _SLACK = 1e-7  # squared distance: well above the rounding of scikit-learn's GEM
 _EXACT_BLOCK = 2**21  # (query, combination) pairs evaluated at once
 _PROFILE_ENTRIES = 2**24  # largest query x training profile matrix of the level search
 _LEVEL_COST = 16  # a level-search pair costs about this many entries of scikit-learn's search
+_LEVEL_SPAN = 2  # profile pairs up to this far above the lowest level are found in one pass
 
 
 class ExactKNN:
@@ -89,7 +90,9 @@ class ExactKNN:
         self.search: NearestNeighbors | None = None  # fitted when proposals are needed
         # combinations grouped by their categorical profile, for the level search
         if self.cat.shape[1]:
-            profiles, inverse = np.unique(self.cat, axis=0, return_inverse=True)
+            ids = combine(self.cat, [len(c) for c in self.categories])
+            _, where, inverse = np.unique(ids, return_index=True, return_inverse=True)
+            profiles = self.cat[where]
         else:  # numeric keys only: one profile
             profiles, inverse = np.zeros((1, 0), dtype=np.int64), np.zeros(starts.size, int)
         self.s_profiles = profiles
@@ -181,28 +184,50 @@ class ExactKNN:
         n_pq, n_ps = q_profiles.shape[0], self.s_profiles.shape[0]
         if n_pq * n_ps > _PROFILE_ENTRIES:
             return None
-        mism = np.zeros((n_pq, n_ps), dtype=np.int16)
+        small = np.uint8 if q_cat.shape[1] < 127 else np.int32
+        catd = np.zeros((n_pq, n_ps), dtype=small)
+        # narrow codes compare faster (codes run from -1 to the number of values seen)
+        code = np.int16 if max((len(c) for c in self.categories), default=0) < 2**15 else np.int64
+        q_narrow, s_narrow = q_profiles.astype(code), self.s_profiles.astype(code)
         for c in range(q_cat.shape[1]):
-            mism += q_profiles[:, c, None] != self.s_profiles[None, :, c]
+            catd += q_narrow[:, c, None] != s_narrow[None, :, c]
         # 2 per unequal known value, 1 per value unknown to the training data (never equal)
-        catd = 2 * mism - (q_profiles < 0).sum(axis=1, dtype=np.int16)[:, None]
-        lowest = catd.min(axis=1)
-        first_pairs = ((catd == lowest[:, None]) @ self.s_pcount)[q_prof].sum()
+        catd *= 2
+        catd -= (q_profiles < 0).sum(axis=1).astype(small)[:, None]
+        # the profile pairs within _LEVEL_SPAN of each query profile's lowest level, found in
+        # one pass (most queries need no more); farther levels row by row when needed
+        lowest = catd.min(axis=1).astype(np.int64)
+        cover = lowest + _LEVEL_SPAN
+        near_a, near_s = np.nonzero(catd <= cover.astype(small)[:, None])
+        near_level = catd[near_a, near_s].astype(np.int64)
+        at_lowest = near_level == lowest[near_a]
+        first_pairs = np.bincount(near_a[at_lowest], weights=self.s_pcount[near_s[at_lowest]],
+                                  minlength=n_pq)[q_prof].sum()
         if first_pairs * _LEVEL_COST > n_q * self.starts.size:
             return None
         kth = np.full(n_q, np.inf)
         qi, cj, dist = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
-        for level in np.flatnonzero(np.bincount(catd.ravel())).tolist():
+        for level in range(int(lowest.min()), int(catd.max()) + 1):
             active = np.flatnonzero(kth >= level)
             if active.size == 0:
                 break
             has = np.zeros(n_pq, dtype=bool)
             has[q_prof[active]] = True
             profiles = np.flatnonzero(has)
-            at = catd[profiles] == level
-            pairs = at @ self.s_pcount  # combinations at this level, per active profile
+            sel = (near_level == level) & has[near_a]
+            pq, ps = near_a[sel], near_s[sel]
+            beyond = profiles[cover[profiles] < level]
+            if beyond.size:
+                extra_a, extra_s = np.nonzero(catd[beyond] == level)
+                order = np.argsort(np.concatenate([pq, beyond[extra_a]]), kind="stable")
+                pq = np.concatenate([pq, beyond[extra_a]])[order]
+                ps = np.concatenate([ps, extra_s])[order]
+            if pq.size == 0:
+                continue
+            pq = np.searchsorted(profiles, pq)  # local numbers of the active profiles
+            # combinations at this level, per active profile
+            pairs = np.bincount(pq, weights=self.s_pcount[ps], minlength=profiles.size)
             local = np.searchsorted(profiles, q_prof[active])
-            pq, ps = np.nonzero(at)
             ptr = np.searchsorted(pq, np.arange(profiles.size + 1))
             new = [(qi, cj, dist)]
             sizes = pairs[local]

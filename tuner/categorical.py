@@ -16,6 +16,7 @@ flat metric of a trial against the text frames); the released data are never the
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from tuner.data import Split
@@ -59,12 +60,21 @@ def coded(split: Split, *synthetic: pd.DataFrame) -> tuple[pd.DataFrame, ...]:
         if not all(_text(f[col]) or f[col].isna().all() for f in synthetic):
             train[col], holdout[col] = split.train[col], split.holdout[col]
             continue
-        seen = [f[col][real.get_indexer(f[col]) < 0].dropna() for f in synthetic]
-        extra = pd.unique(pd.concat(seen, ignore_index=True)) if seen else []
-        dtype = pd.CategoricalDtype(real.append(pd.Index(extra, dtype=object)))
+        values = [f[col].to_numpy(dtype=object) for f in synthetic]
+        codes = [real.get_indexer(v) for v in values]  # -1: missing, or not a real value
+        new = [(c < 0) & pd.notna(v) for c, v in zip(codes, values, strict=True)]
+        extra = pd.Index([], dtype=object)
+        if any(n.any() for n in new):
+            extra_codes, extra = pd.factorize(np.concatenate([v[n] for v, n in
+                                                               zip(values, new, strict=True)]))
+            bounds = np.cumsum([int(n.sum()) for n in new])[:-1]
+            for c, n, e in zip(codes, new, np.split(extra_codes, bounds), strict=True):
+                c[n] = len(real) + e
+            extra = pd.Index(extra, dtype=object)
+        dtype = pd.CategoricalDtype(real.append(extra))
         if len(extra):
             train[col] = train[col].cat.set_categories(dtype.categories)
             holdout[col] = holdout[col].cat.set_categories(dtype.categories)
-        for f in out:
-            f[col] = f[col].astype(dtype)
+        for f, c in zip(out, codes, strict=True):
+            f[col] = pd.Categorical.from_codes(c, dtype=dtype)
     return (train, holdout, *out)

@@ -26,7 +26,7 @@ from tuner import categorical, measures
 from tuner import utility as util
 from tuner.config import Config
 from tuner.data import Split
-from tuner.measures.gate import remove_replicated_uniques
+from tuner.measures.gate import removed_by_gate
 from tuner.measures.identification import PartialInputs
 from tuner.partial import PartialSynthesis, kept_columns, synthesize_partial
 from tuner.synthesizers import synthesize
@@ -130,16 +130,24 @@ def score(cfg: Config, split: Split, synthetic: pd.DataFrame, *, seed: int,
     The gate's policy on replicated uniques applies first (:mod:`tuner.measures.gate`): under
     ``"remove"`` the data scored, and released, are the data without them."""
     sampled = _check_usable(synthetic, split.train)
-    synthetic, removed = remove_replicated_uniques(split.train, sampled,
-                                                   cfg.risk.replicated_uniques)
+    start = time.perf_counter()
+    # the measures (and the gate) get categorical copies of the text columns: same values
+    train, holdout, coded_sampled = categorical.coded(split, sampled)
+    policy = cfg.risk.replicated_uniques
+    gone = removed_by_gate(train, coded_sampled, policy)
+    removed = int(gone.sum())
+    if policy == "remove":
+        synthetic = sampled.loc[~gone].reset_index(drop=True)
+        coded_synthetic = coded_sampled.loc[~gone].reset_index(drop=True)
+    else:
+        synthetic, coded_synthetic = sampled, coded_sampled
+    gate_seconds = time.perf_counter() - start
     if synthetic.empty:
         raise UnusableSynthesis(f"every synthetic record ({removed}) copies a record unique in "
                                 "the training data; the gate removed them all")
     start = time.perf_counter()
     utility = float(np.clip(utility_score(cfg, split, synthetic, seed), 0.0, 1.0))
     utility_seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    train, holdout, coded_synthetic, coded_sampled = categorical.coded(split, synthetic, sampled)
     inputs = measures.Inputs(
         train=train, holdout=holdout, synthetic=coded_synthetic, options=cfg.risk,
         population_size=cfg.data.population_size, quasi_identifiers=cfg.data.quasi_identifiers,
@@ -147,7 +155,7 @@ def score(cfg: Config, split: Split, synthetic: pd.DataFrame, *, seed: int,
         release=release)
     try:
         # the released data are the frames as made, not the measures' categorical copies
-        return _measured(cfg, inputs, utility, utility_seconds, start=start) | {
+        return _measured(cfg, inputs, utility, utility_seconds, extra_seconds=gate_seconds) | {
             "synthetic": synthetic}
     except risk.RiskInputError as exc:
         if not removed:
@@ -184,10 +192,10 @@ def score_partial(cfg: Config, split: Split, part: PartialSynthesis, *,
 
 
 def _measured(cfg: Config, inputs: measures.Inputs, utility: float,
-              utility_seconds: float, *, start: float | None = None) -> dict[str, Any]:
-    """Every enabled measure of ``inputs``, the constraints and the loss (``risk_seconds``
-    counted from ``start``, default now)."""
-    start = time.perf_counter() if start is None else start
+              utility_seconds: float, *, extra_seconds: float = 0.0) -> dict[str, Any]:
+    """Every enabled measure of ``inputs``, the constraints and the loss (``risk_seconds``:
+    theirs plus ``extra_seconds``, the gate's)."""
+    start = time.perf_counter() - extra_seconds
     outcomes: dict[str, measures.Outcome] = {}
     constraints: dict[str, float] = {}
     for spec in measures.enabled(cfg.risk):

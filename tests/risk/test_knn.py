@@ -59,12 +59,13 @@ def tables(draw):
 
 
 LEVELS = {"_LEVEL_COST": 0}
+LEVELS_ROW_BY_ROW = {"_LEVEL_COST": 0, "_LEVEL_SPAN": 0}  # every farther level from the matrix
 PROPOSALS = {"_PROFILE_ENTRIES": 0}
 ALL_EXACT = {"_PROFILE_ENTRIES": 0, "_SLACK": np.inf}
 
 
-@pytest.mark.parametrize("patch", [LEVELS, PROPOSALS, ALL_EXACT],
-                         ids=["level-search", "proposals", "all-exact"])
+@pytest.mark.parametrize("patch", [LEVELS, LEVELS_ROW_BY_ROW, PROPOSALS, ALL_EXACT],
+                         ids=["level-search", "levels-row-by-row", "proposals", "all-exact"])
 @settings(max_examples=60, deadline=None)
 @given(frames=tables(), regression=st.booleans(), numeric=st.sampled_from([["x"], []]),
        categorical=st.sampled_from([["a", "b"], ["a"], []]), as_category=st.booleans())

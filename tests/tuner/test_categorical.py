@@ -13,7 +13,7 @@ from tests.data import _or_skip, require
 from tuner import categorical, config, measures
 from tuner.context import prepare
 from tuner.evaluation import score
-from tuner.measures.gate import remove_replicated_uniques
+from tuner.measures.gate import remove_replicated_uniques, removed_by_gate
 from tuner.synthesizers import synthesize
 
 
@@ -44,6 +44,9 @@ def _same_numbers(frame: pd.DataFrame, synthetic: pd.DataFrame, keys: list[str],
     raw = measures.Inputs(train=split.train, holdout=split.holdout, synthetic=kept,
                           sampled=synthetic, **kw)
     train, holdout, c_kept, c_sampled = categorical.coded(split, kept, synthetic)
+    np.testing.assert_array_equal(  # the gate finds the same records on the copies
+        removed_by_gate(train, c_sampled, "remove"),
+        removed_by_gate(split.train, synthetic, "remove"))
     assert any(isinstance(train[c].dtype, pd.CategoricalDtype) for c in train.columns)
     coded = measures.Inputs(train=train, holdout=holdout, synthetic=c_kept, sampled=c_sampled,
                             **kw)

@@ -57,14 +57,21 @@ from tuner.measures.identification import synthesized
 UNIQUES_POLICIES = ("remove", "infeasible")
 
 
+def removed_by_gate(train: pd.DataFrame, synthetic: pd.DataFrame, policy: str) -> np.ndarray:
+    """Which synthetic records (by position) the gate removes: none unless ``policy`` is
+    ``"remove"``, then every copy of a record unique in ``train``."""
+    if policy != "remove":
+        return np.zeros(len(synthetic), dtype=bool)
+    return np.asarray(risk.replicated_uniques(train, synthetic, synthetic_unique_only=False))
+
+
 def remove_replicated_uniques(train: pd.DataFrame, synthetic: pd.DataFrame,
                               policy: str) -> tuple[pd.DataFrame, int]:
     """The synthetic data the gate lets through, and how many records it removed."""
     if policy != "remove":
         return synthetic, 0
-    mask = np.asarray(risk.replicated_uniques(train, synthetic, synthetic_unique_only=False))
-    kept = synthetic.loc[~mask].reset_index(drop=True)
-    return kept, int(mask.sum())
+    mask = removed_by_gate(train, synthetic, policy)
+    return synthetic.loc[~mask].reset_index(drop=True), int(mask.sum())
 
 
 def _copies(inp: Inputs) -> Outcome:
