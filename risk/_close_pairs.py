@@ -26,6 +26,8 @@ import numpy as np
 
 from risk._encode import combine_many
 
+_POPCOUNT = getattr(np, "bitwise_count", None)  # numpy >= 2.0
+
 
 def ragged(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Concatenation of ``arange(s, s + n)`` for each (s, n), vectorised."""
@@ -117,13 +119,21 @@ class PackedPairs:
             self.a[:, k] |= a[:, c].astype(np.uint64) << np.uint64(shift)
             self.b[:, k] |= b[:, c].astype(np.uint64) << np.uint64(shift)
         self.widths = widths
+        self.columns_of = [[c for c, (w, _) in enumerate(self.field) if w == k]
+                           for k in range(n_words)]
 
     def unequal(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         """Count of unequal columns of each pair (a[i], b[j])."""
         out = np.zeros(i.size, dtype=np.int64)
         for k in range(self.low.size):
             x = self.a[i, k] ^ self.b[j, k]
-            out += np.bitwise_count(((x & self.low[k]) + self.low[k]) & self.guard[k])
+            flags = ((x & self.low[k]) + self.low[k]) & self.guard[k]
+            if _POPCOUNT is not None:
+                out += _POPCOUNT(flags)
+            else:  # numpy < 2: read each field's guard bit
+                for c in self.columns_of[k]:
+                    out += ((flags >> np.uint64(self.field[c][1] + self.widths[c]))
+                            & np.uint64(1)).astype(np.int64)
         return out
 
     def agree(self, i: np.ndarray, j: np.ndarray, cols: list[int]) -> np.ndarray:

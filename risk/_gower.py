@@ -183,7 +183,9 @@ def _nearest(query: _Grouped, ref: _Grouped) -> np.ndarray:
     last level searched), by block hash joins (:mod:`risk._close_pairs`) as long as they make
     fewer candidate pairs (times ``_HASH_COST``) than the profile matrix would have entries;
     the rows left open are searched from the next level on through the profile-mismatch
-    matrix. Only the time depends on the stages.
+    matrix. A stage needs more columns than levels (pigeonhole: one more block than levels), so
+    a table with two profile columns hashes level 0-1 only, one with a single column none. Only
+    the time depends on the stages.
     """
     best = np.full(query.row_profile.size, np.inf)
     trees: dict[int, KDTree] = {}
@@ -238,7 +240,7 @@ def _search_level(
         best[rows[found]] = np.minimum(best[rows[found]], lev[local[found]])
         return
     b = cand_b[ragged(ptr[local[active]], n_b)]
-    _refine(query, ref, 0, best, np.repeat(rows[active], n_b), b,
+    _refine(query, ref, best, np.repeat(rows[active], n_b), b,
             np.repeat(lev[local[active]], n_b), trees)
 
 
@@ -267,10 +269,10 @@ def _matrix_levels(
 
 
 def _refine(
-    query: _Grouped, ref: _Grouped, s: int, chunk_best: np.ndarray, rows: np.ndarray,
+    query: _Grouped, ref: _Grouped, best: np.ndarray, rows: np.ndarray,
     b: np.ndarray, base: np.ndarray, trees: dict[int, KDTree],
 ) -> None:
-    """Lower ``chunk_best[rows]`` to the exact distance to the ref rows of profile ``b``.
+    """Lower ``best[rows]`` to the exact distance to the ref rows of profile ``b``.
 
     ``base`` is the profile mismatch count of each (row, b). Small profiles are compared pair
     by pair; a large one is searched with a k-d tree (:func:`_tree_search`).
@@ -281,7 +283,7 @@ def _refine(
         rows_big, b_big, base_big = rows[big][order], b[big][order], base[big][order]
         cut = np.flatnonzero(np.diff(b_big)) + 1
         for lo, hi in zip(np.r_[0, cut], np.r_[cut, b_big.size], strict=True):
-            _tree_search(query, ref, s, chunk_best, rows_big[lo:hi], int(b_big[lo]),
+            _tree_search(query, ref, best, rows_big[lo:hi], int(b_big[lo]),
                          base_big[lo:hi], trees)
         rows, b, base = rows[~big], b[~big], base[~big]
     sizes = ref.counts[b]
@@ -289,21 +291,21 @@ def _refine(
     for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, b.size], strict=True):
         if hi > lo:
             n = sizes[lo:hi]
-            _pairs(query, ref, s, chunk_best, np.repeat(rows[lo:hi], n),
+            _pairs(query, ref, best, np.repeat(rows[lo:hi], n),
                    ragged(ref.starts[b[lo:hi]], n), np.repeat(base[lo:hi], n))
 
 
 def _pairs(
-    query: _Grouped, ref: _Grouped, s: int, chunk_best: np.ndarray, i: np.ndarray,
+    query: _Grouped, ref: _Grouped, best: np.ndarray, i: np.ndarray,
     j: np.ndarray, base: np.ndarray,
 ) -> None:
-    """Exact distances of the pairs (chunk row i, ref row j) folded into ``chunk_best``."""
-    d = base.astype(np.float64) + _numeric_part(query, ref, i + s, j)
-    np.minimum.at(chunk_best, i, d)
+    """Exact distances of the pairs (query row i, ref row j) folded into ``best``."""
+    d = base.astype(np.float64) + _numeric_part(query, ref, i, j)
+    np.minimum.at(best, i, d)
 
 
 def _tree_search(
-    query: _Grouped, ref: _Grouped, s: int, chunk_best: np.ndarray, rows: np.ndarray, b: int,
+    query: _Grouped, ref: _Grouped, best: np.ndarray, rows: np.ndarray, b: int,
     base: np.ndarray, trees: dict[int, KDTree],
 ) -> None:
     """Closest record among the many ref rows of profile ``b``, for query ``rows``.
@@ -318,12 +320,12 @@ def _tree_search(
     start, count = int(ref.starts[b]), int(ref.counts[b])
     dims = np.flatnonzero(~np.isnan(ref.values[:, start]))
     if dims.size == 0:
-        np.minimum.at(chunk_best, rows, base.astype(np.float64))
+        np.minimum.at(best, rows, base.astype(np.float64))
         return
-    x = query.values[dims][:, rows + s].T
+    x = query.values[dims][:, rows].T
     complete = ~np.isnan(x).any(axis=1)
     if not complete.all():
-        _bounded_block(query, ref, s, chunk_best, rows[~complete], b, base[~complete])
+        _bounded_block(query, ref, best, rows[~complete], b, base[~complete])
         rows, base, x = rows[complete], base[complete], x[complete]
     if rows.size == 0:
         return
@@ -331,18 +333,18 @@ def _tree_search(
         trees[b] = KDTree(ref.values[dims, start:start + count].T, metric="manhattan")
     np.clip(x, 0.0, 1.0, out=x)
     low, first = trees[b].query(x, k=1)
-    _pairs(query, ref, s, chunk_best, rows, first[:, 0] + start, base)
-    loose = np.flatnonzero(chunk_best[rows] - base - low[:, 0] > _ROUNDING)
+    _pairs(query, ref, best, rows, first[:, 0] + start, base)
+    loose = np.flatnonzero(best[rows] - base - low[:, 0] > _ROUNDING)
     if loose.size:
-        found = trees[b].query_radius(x[loose], r=chunk_best[rows[loose]] - base[loose])
+        found = trees[b].query_radius(x[loose], r=best[rows[loose]] - base[loose])
         n = np.array([f.size for f in found])
         if n.sum():
-            _pairs(query, ref, s, chunk_best, np.repeat(rows[loose], n),
+            _pairs(query, ref, best, np.repeat(rows[loose], n),
                    np.concatenate(found) + start, np.repeat(base[loose], n))
 
 
 def _bounded_block(
-    query: _Grouped, ref: _Grouped, s: int, chunk_best: np.ndarray, rows: np.ndarray, b: int,
+    query: _Grouped, ref: _Grouped, best: np.ndarray, rows: np.ndarray, b: int,
     base: np.ndarray,
 ) -> None:
     """Closest record among the ref rows of profile ``b`` by a lower bound and refinement.
@@ -358,7 +360,7 @@ def _bounded_block(
     y_present = ~np.isnan(y)
     y0 = np.where(y_present, y, 0.0)
     ref_feat = np.vstack([y_present, y0 * y0, y0]).T
-    x = query.values[:, rows + s]
+    x = query.values[:, rows]
     x_present = ~np.isnan(x)
     x0 = np.clip(np.where(x_present, x, 0.0), 0.0, 1.0)
     q_feat = np.vstack([x0 * x0, x_present, -2.0 * x0]).T
@@ -366,11 +368,11 @@ def _bounded_block(
     for lo in range(0, rows.size, step):
         sub = slice(lo, min(rows.size, lo + step))
         sq = q_feat[sub] @ ref_feat.T
-        _pairs(query, ref, s, chunk_best, rows[sub], sq.argmin(axis=1) + start, base[sub])
-        slack = np.maximum(chunk_best[rows[sub]] - base[sub], 0.0)
+        _pairs(query, ref, best, rows[sub], sq.argmin(axis=1) + start, base[sub])
+        slack = np.maximum(best[rows[sub]] - base[sub], 0.0)
         ii, jj = np.nonzero(sq < (slack * slack + _GEMM_TOLERANCE)[:, None])
         if ii.size:
-            _pairs(query, ref, s, chunk_best, rows[sub][ii], jj + start, base[sub][ii])
+            _pairs(query, ref, best, rows[sub][ii], jj + start, base[sub][ii])
 
 
 def nearest_distances(

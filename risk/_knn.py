@@ -65,13 +65,22 @@ class ExactKNN:
         self.k, self.regression = n_neighbors, regression
 
     def fit(self, x: pd.DataFrame, y: pd.Series) -> ExactKNN:
-        """Group the training rows (in their order) by key combination."""
+        """Group the training rows (in their order) by key combination.
+
+        State: ``starts``/``counts``/``rows_of`` list each combination's rows in training
+        order; ``num``/``cat`` are the combinations' numeric values and categorical codes;
+        ``s_profiles`` the distinct categorical profiles (codes), ``s_profile`` each
+        combination's profile, and ``s_order``/``s_pstart``/``s_pcount`` the combinations
+        grouped by profile; ``target`` the training rows' class codes (or values).
+        """
         self.x = x  # the features are fitted on it only when proposals are needed
-        # StandardScaler's scale: the population standard deviation, 1 for a constant key
-        scale = x[self.numeric].to_numpy(dtype=float).std(axis=0) if self.numeric else np.ones(0)
-        self.scale = np.where(scale < 10 * np.finfo(float).eps * np.maximum(
-            1.0, np.abs(x[self.numeric].to_numpy(dtype=float)).max(axis=0, initial=0.0)), 1.0,
-            scale)
+        # StandardScaler's scale: the population standard deviation, and 1 for a key its rule
+        # calls constant (var <= n eps var + (n mean eps)^2: float noise around one value)
+        values = x[self.numeric].to_numpy(dtype=float) if self.numeric else np.zeros((len(x), 0))
+        n, eps = len(x), np.finfo(np.float64).eps
+        mean, var = values.mean(axis=0), values.var(axis=0)
+        constant = var <= n * eps * var + (n * mean * eps) ** 2
+        self.scale = np.where(constant, 1.0, np.sqrt(var))
         # the values the training data have (a categorical's unused categories are not)
         self.categories = [np.asarray(x[c].unique()) for c in self.categorical]
         keys = [*self.numeric, *self.categorical]
@@ -246,9 +255,9 @@ class ExactKNN:
                 ends = np.r_[0, np.cumsum(n2)][np.r_[0, np.cumsum(n1)]]
                 per_query = ends[1:] - ends[:-1]  # pairs of each query of the part
                 bound = kth[part].copy()
-                has = per_query > 0
-                starts = (np.cumsum(per_query) - per_query)[has]
-                bound[has] = np.minimum(bound[has], np.minimum.reduceat(full, starts))
+                some = per_query > 0
+                first_pair = (np.cumsum(per_query) - per_query)[some]
+                bound[some] = np.minimum(bound[some], np.minimum.reduceat(full, first_pair))
                 near = d2 <= np.repeat(bound, per_query)
                 new.append((i2[near], j2[near], d2[near]))
             qi, cj, dist = (np.concatenate([n[m] for n in new]) for m in range(3))

@@ -171,7 +171,8 @@ def _fit_predict(
     # predict once per distinct key combination over all queries: records with the same keys
     # get the same prediction from a fitted estimator, and real data repeat keys a lot
     stacked = pd.concat([q[keys] for q in queries], ignore_index=True)
-    codes = stacked.groupby(list(keys), dropna=False, sort=False).ngroup().to_numpy()
+    codes = stacked.groupby(list(keys), dropna=False, sort=False,
+                            observed=True).ngroup().to_numpy()
     first = np.unique(codes, return_index=True)[1]
     distinct = np.asarray(model.predict(stacked.iloc[first]))
     predictions = distinct[codes]
@@ -344,7 +345,10 @@ def attribute_inference(
         correct_o = pred_orig_model == y
         err_syn, err_orig = (~correct).astype(float), (~correct_o).astype(float)
         risk, risk_o = float(correct.mean()), float(correct_o.mean())
-        majority = synthetic[target].value_counts().index[0]
+        # the most frequent class, the first to appear in the synthetic data on a tie (the same
+        # for text and categorical columns)
+        codes, classes = pd.factorize(synthetic[target].to_numpy(dtype=object))
+        majority = classes[np.bincount(codes).argmax()]
         baseline = float(np.mean(y == majority))
         holdout_risk = None
         if holdout is not None:

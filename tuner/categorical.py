@@ -50,8 +50,11 @@ def _real(split: Split) -> tuple[dict[str, pd.Index], pd.DataFrame, pd.DataFrame
 def coded(split: Split, *synthetic: pd.DataFrame) -> tuple[pd.DataFrame, ...]:
     """``(train, holdout, *synthetic)`` with shared categorical text columns (module doc).
 
-    The synthetic frames must have the split's columns; a column that is not all text in one
-    of them stays as it is in every frame.
+    The synthetic frames must have the split's columns. A column that is not all text (or all
+    missing) in one of the synthetic frames is left as it is in every frame, train and holdout
+    included, so that the measures' type checks see it. The split's converted frames are
+    cached by the split object for the next trials: its frames must not change in place during
+    a study (the tuner never changes them).
     """
     categories, cached_train, cached_holdout = _real(split)
     train, holdout = cached_train.copy(deep=False), cached_holdout.copy(deep=False)

@@ -195,7 +195,7 @@ def _measured(cfg: Config, inputs: measures.Inputs, utility: float,
               utility_seconds: float, *, extra_seconds: float = 0.0) -> dict[str, Any]:
     """Every enabled measure of ``inputs``, the constraints and the loss (``risk_seconds``:
     theirs plus ``extra_seconds``, the gate's)."""
-    start = time.perf_counter() - extra_seconds
+    start = time.perf_counter()
     outcomes: dict[str, measures.Outcome] = {}
     constraints: dict[str, float] = {}
     for spec in measures.enabled(cfg.risk):
@@ -207,7 +207,7 @@ def _measured(cfg: Config, inputs: measures.Inputs, utility: float,
         utility=utility,
         loss=risk.risk_utility_loss(m.m, utility, threshold=cfg.risk.m_threshold),
         outcomes=outcomes, constraints=constraints, utility_seconds=utility_seconds,
-        risk_seconds=time.perf_counter() - start, synthetic=inputs.synthetic,
+        risk_seconds=extra_seconds + time.perf_counter() - start, synthetic=inputs.synthetic,
     )
 
 

@@ -29,22 +29,15 @@ def _quality(real: pd.DataFrame, synthetic: pd.DataFrame) -> Any:
 _PREPARED: dict[tuple[Any, ...], QualityReport] = {}
 
 
-_LAST: list[Any] = []  # [real, sdtypes, report]: the study's own split frame, held
-
-
 def _prepared(real: pd.DataFrame, sdtypes: dict[str, str]) -> QualityReport:
     """The report prepared on ``real``, kept for the next trials of the study (a few tables at
-    most, keyed by the data's content and sdtypes; the same frame object as last time, the
-    study's split, which the tuner never changes, is not hashed again)."""
-    if _LAST and _LAST[0] is real and _LAST[1] == sdtypes:
-        return _LAST[2]
+    most, keyed by the data's content and sdtypes)."""
     key = (int(pd.util.hash_pandas_object(real, index=False).sum()), real.shape,
            tuple(sdtypes.items()))
     if key not in _PREPARED:
         if len(_PREPARED) >= 4:
             _PREPARED.pop(next(iter(_PREPARED)))
         _PREPARED[key] = QualityReport(real, sdtypes)
-    _LAST[:] = [real, dict(sdtypes), _PREPARED[key]]
     return _PREPARED[key]
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import risk._close_pairs
 from risk._close_pairs import PackedPairs, candidate_count, close_pairs
 
 
@@ -51,14 +55,17 @@ def test_close_pairs_equal_a_double_loop(codes, within, max_pairs, subset_seed):
     assert covered[-1][1] == rows.size
 
 
+@pytest.mark.parametrize("popcount", [risk._close_pairs._POPCOUNT, None],
+                         ids=["bitwise_count", "numpy-1-fallback"])
 @settings(max_examples=50, deadline=None)
 @given(codes=code_matrices())
-def test_packed_unequal_counts_every_column(codes):
+def test_packed_unequal_counts_every_column(popcount, codes):
     a, b = codes
     packed = PackedPairs(a, b)
     i = np.repeat(np.arange(a.shape[0]), b.shape[0])
     j = np.tile(np.arange(b.shape[0]), a.shape[0])
-    np.testing.assert_array_equal(packed.unequal(i, j), (a[i] != b[j]).sum(axis=1))
+    with mock.patch.object(risk._close_pairs, "_POPCOUNT", popcount):
+        np.testing.assert_array_equal(packed.unequal(i, j), (a[i] != b[j]).sum(axis=1))
     cols = list(range(0, a.shape[1], 2))
     np.testing.assert_array_equal(packed.agree(i, j, cols),
                                   (a[i][:, cols] == b[j][:, cols]).all(axis=1))

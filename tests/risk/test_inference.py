@@ -215,3 +215,13 @@ def test_the_original_model_is_reused_with_the_same_numbers(monkeypatch):
     risk.attribute_inference(original, syn2, estimator=tree, **kw)
     risk.attribute_inference(original, syn2, estimator=tree, **kw)
     assert len(fits) - n_fits == 4  # a user's estimator is never cached
+
+
+def test_baseline_majority_on_a_tie_is_the_first_class_to_appear_whatever_the_dtype():
+    synthetic = pd.DataFrame({"k": list("xyxy"), "t": list("abab")})
+    original = pd.DataFrame({"k": list("xxyyx"), "t": list("bbbaa")})
+    text = risk.attribute_inference(original, synthetic, keys="k", target="t")
+    typed = synthetic.assign(t=synthetic["t"].astype(pd.CategoricalDtype(["b", "a"])))
+    coded = risk.attribute_inference(original, typed, keys="k", target="t")
+    assert text.baseline == pytest.approx(0.4)  # "a" appears first: 2 of 5 originals
+    assert coded.baseline == text.baseline

@@ -135,3 +135,18 @@ def test_categorical_dtype_with_unused_categories_predicts_as_text(patch):
         typed = predict(train.astype(dtype), query.astype(dtype))
     np.testing.assert_array_equal(typed, as_text)
     np.testing.assert_array_equal(as_text, _slow(train, query, ["x"], ["a", "b"], "t", 3, False))
+
+
+def test_scale_follows_standard_scaler_also_for_a_key_constant_up_to_float_noise():
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(2)
+    train = pd.DataFrame({"noise": 1.0 + rng.choice([0.0, 2e-14], 400),
+                          "age": rng.integers(17, 90, 400).astype(float),
+                          "c": rng.choice(list("pq"), 400), "t": rng.choice(list("uv"), 400)})
+    model = ExactKNN(_features(["noise", "age", "c"], {"noise", "age"}), ["noise", "age"],
+                     ["c"], n_neighbors=3, regression=False).fit(train[["noise", "age", "c"]],
+                                                                  train["t"])
+    scaler = StandardScaler().fit(train[["noise", "age"]])
+    assert scaler.scale_[0] == 1.0  # scikit-learn calls the noisy key constant
+    np.testing.assert_allclose(model.scale, scaler.scale_, rtol=1e-12)
