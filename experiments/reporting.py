@@ -1,11 +1,24 @@
-"""Small helpers the experiments share: Markdown tables and resumable CSV results."""
+"""Small helpers the experiments share: Markdown tables, resumable CSV results, timing."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import statistics
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
+
+
+def timed(fn: Callable[[], Any], repeats: int) -> tuple[Any, float]:
+    """Result of ``fn`` and the median wall time of ``repeats`` calls (the benchmarks' rule)."""
+    times, out = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - start)
+    return out, statistics.median(times)
 
 
 def markdown_table(frame: pd.DataFrame, *, floatfmt: str = ".3f") -> str:

@@ -21,33 +21,19 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
-import time
 import tracemalloc
 import warnings
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from experiments.datasets import read_adult
-from experiments.reporting import write_section
+from experiments.reporting import timed, write_section
 from risk.copies import exact_copies
 from risk.dcr import distance_to_closest_record
 
 NUMERIC = ["age", "fnlwgt", "education_num", "capital_gain", "capital_loss", "hours_per_week"]
-
-
-def timed(fn: Callable[[], Any], repeats: int) -> tuple[Any, float]:
-    """Result of ``fn`` and the median wall time of ``repeats`` calls."""
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return out, statistics.median(times)
 
 
 def perturb(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:

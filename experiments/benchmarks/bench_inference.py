@@ -28,12 +28,8 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
-import time
 import warnings
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 from sklearn.compose import ColumnTransformer
@@ -43,7 +39,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 import risk
 from experiments.datasets import read_adult
-from experiments.reporting import markdown_table, write_section
+from experiments.reporting import markdown_table, timed, write_section
 from tuner import config
 from tuner.context import prepare
 from tuner.synthesizers import synthesize
@@ -53,15 +49,6 @@ TARGET = "income"
 PARAMS = {"gaussian_copula": {"default_distribution": "norm"},
           "cart": {"min_samples_leaf": 5, "max_depth": 0, "visit_order": "original",
                    "smoothing": False}}
-
-
-def _median(fn: Callable[[], Any], repeats: int) -> tuple[Any, float]:
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return out, statistics.median(times)
 
 
 def _pipeline(k: int) -> Pipeline:
@@ -93,11 +80,11 @@ def main(argv: list[str] | None = None) -> int:
     for name, params in PARAMS.items():
         syn = synthesize(name, params, split.train, seed=1).synthetic
         syn = syn.dropna(subset=cols).reset_index(drop=True)
-        ours, t_ours = _median(lambda s=syn: risk.attribute_inference(train, s, **kw),
+        ours, t_ours = timed(lambda s=syn: risk.attribute_inference(train, s, **kw),
                                args.repeats)  # the first call fills the original's cache
-        _, t_sk = _median(lambda s=syn: _pipeline(3).fit(s[KEYS], s[TARGET]).predict(distinct),
+        _, t_sk = timed(lambda s=syn: _pipeline(3).fit(s[KEYS], s[TARGET]).predict(distinct),
                           args.repeats)
-        _, t_one = _median(lambda s=syn: _pipeline(1).fit(s[KEYS], s[TARGET]).predict(real),
+        _, t_one = timed(lambda s=syn: _pipeline(1).fit(s[KEYS], s[TARGET]).predict(real),
                            args.repeats)
         former = risk.attribute_inference(train, syn, estimator=KNeighborsClassifier(3), **kw)
         rows.append({"synthesizer": name, "synthetic rows (key combinations)":

@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import gc
 import platform
-import statistics
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -45,20 +44,10 @@ import pandas as pd
 
 import risk
 from experiments.datasets import read_adult as load_adult
-from experiments.reporting import write_section
+from experiments.reporting import timed, write_section
 
 RUNS = 5
 MiB = 2**20
-
-
-def median_seconds(fn: Callable[[], Any], runs: int = RUNS) -> tuple[Any, float]:
-    """Result of ``fn`` and its median wall time over ``runs`` calls."""
-    times, out = [], None
-    for _ in range(runs):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return out, statistics.median(times)
 
 
 def perturbed(frame: pd.DataFrame, n: int, share: float, seed: int) -> pd.DataFrame:
@@ -109,8 +98,8 @@ def distinct(*frames: pd.DataFrame) -> list[int]:
 def bench_case(name: str, train: pd.DataFrame, holdout: pd.DataFrame, syn: pd.DataFrame,
                n_pop: int) -> list[str]:
     real = pd.concat([train, holdout], ignore_index=True)
-    flags, t_join = median_seconds(lambda: hash_join(real, syn))
-    dist, t_dist = median_seconds(lambda: risk.membership_distances(real, syn))
+    flags, t_join = timed(lambda: hash_join(real, syn), RUNS)
+    dist, t_dist = timed(lambda: risk.membership_distances(real, syn), RUNS)
     assert np.array_equal(flags, (dist == 0).to_numpy()), "the keys differ from ours"
     counts = np.bincount(dist.to_numpy())
     n_real, n_syn = distinct(real, syn)
@@ -129,7 +118,7 @@ def bench_case(name: str, train: pd.DataFrame, holdout: pd.DataFrame, syn: pd.Da
                                                   hamming_threshold=h, random_state=0,
                                                   curve=curve)
 
-            res, t_m = median_seconds(call)
+            res, t_m = timed(call, RUNS)
             what = "with the F1 curve (the release)" if curve else "curve=False (a trial)"
             rows.append(f"| membership_disclosure, h = {h}, {what} (M = {res.m:.3f}) | "
                         f"{t_m:.3f} | {t_join:.3f} | {t_m / t_join:.1f}x |")

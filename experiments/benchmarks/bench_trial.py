@@ -17,7 +17,6 @@ import argparse
 import gc
 import os
 import platform
-import statistics
 import time
 import warnings
 from pathlib import Path
@@ -25,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from experiments.datasets import read_adult
-from experiments.reporting import markdown_table, write_section
+from experiments.reporting import markdown_table, timed, write_section
 from tuner import categorical, config, measures
 from tuner.context import prepare
 from tuner.evaluation import score, utility_score
@@ -39,15 +38,6 @@ PARAMS = {"gaussian_copula": {"default_distribution": "norm"},
           "ctgan": {"epochs": 5, "batch_size": 500, "pac": 10, "generator_dim": "128x128",
                     "discriminator_dim": "128x128", "generator_lr": 2e-4,
                     "discriminator_lr": 2e-4, "embedding_dim": 128}}
-
-
-def _median_seconds(fn, repeats: int) -> float:  # noqa: ANN001
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def _garbage_after(fn) -> tuple[float, float]:  # noqa: ANN001
@@ -113,12 +103,11 @@ def main(argv: list[str] | None = None) -> int:
                                  quasi_identifiers=None, seed=1, removed_rows=int(gone.sum()),
                                  sampled=c_sampled, study_seed=1)
         parts = {"fit": syn.fit_seconds, "sample": syn.sample_seconds,
-                 "gate and categorical copies": _median_seconds(gate, args.repeats),
-                 "utility (Quality Report)": _median_seconds(
-                     lambda k=kept: utility_score(cfg, ctx.split, k, 1), args.repeats)}
+                 "gate and categorical copies": timed(gate, args.repeats)[1],
+                 "utility (Quality Report)": timed(
+                     lambda k=kept: utility_score(cfg, ctx.split, k, 1), args.repeats)[1]}
         for spec in measures.enabled(cfg.risk):
-            parts[spec.name] = _median_seconds(lambda s=spec, i=inputs: s.compute(i),
-                                               args.repeats)
+            parts[spec.name] = timed(lambda s=spec, i=inputs: s.compute(i), args.repeats)[1]
         def one_trial(n=name, c=cfg) -> None:  # noqa: ANN001
             syn_again = synthesize(n, PARAMS[n], ctx.split.train, seed=2)
             score(c, ctx.split, syn_again.synthetic, seed=2)
