@@ -1,4 +1,4 @@
-"""Shared results files: each script replaces its own block and keeps the others."""
+"""Shared results files (each script replaces its own block and keeps the others) and timing."""
 
 from __future__ import annotations
 
@@ -17,3 +17,13 @@ def test_write_section_replaces_own_block_and_keeps_others(tmp_path):
     # replacing a block keeps exactly one blank line before the next one, run after run
     write_section(path, "risk", "# risk\nnewer")
     assert "<!-- end risk -->\n\n<!-- begin cart -->" in path.read_text()
+
+
+def test_timed_calls_n_times_and_returns_the_last_result_and_the_median(monkeypatch):
+    import experiments.reporting as reporting
+
+    clock = iter([0.0, 1.0, 10.0, 13.0, 20.0, 22.0])  # calls of 1 s, 3 s and 2 s
+    monkeypatch.setattr(reporting.time, "perf_counter", lambda: next(clock))
+    calls = []
+    out, seconds = reporting.timed(lambda: calls.append(1) or len(calls), 3)
+    assert (out, seconds, len(calls)) == (3, 2.0, 3)
