@@ -282,11 +282,27 @@ class Tracker:
             tags = run.data.tags
             pid = tags.get(PID_TAG)
             if tags.get(HOST_TAG) == host and pid and not pid_alive(int(pid)):
-                self.client.set_tag(run.info.run_id, "risk_tuner.note",
-                                    "owning process died (killed?); marked FAILED on resume")
-                self.client.set_terminated(run.info.run_id, "FAILED")
+                self._mark_failed(run.info.run_id,
+                                  "owning process died (killed?); marked FAILED on resume")
                 fixed += 1
         return fixed
+
+    def _mark_failed(self, run_id: str, note: str) -> None:
+        """Tag ``run_id`` with ``note`` and end it FAILED, tolerating another worker doing the
+        same at the same moment (every surviving worker reaps a dead one's runs: on an MLflow
+        server the second INSERT of the tag violates its primary key). Any other error, or
+        one after which the run is still RUNNING without the note, is raised."""
+        from mlflow.exceptions import MlflowException
+
+        try:
+            self.client.set_tag(run_id, "risk_tuner.note", note)
+            self.client.set_terminated(run_id, "FAILED")
+        except MlflowException:
+            run = self.client.get_run(run_id)
+            if run.info.status == "RUNNING" and run.data.tags.get("risk_tuner.note") != note:
+                raise
+            if run.info.status == "RUNNING":  # the other worker tagged it, not yet ended
+                self.client.set_terminated(run_id, "FAILED")
 
     def fail_runs_of(self, owners: set[tuple[str, str]], note: str) -> int:
         """Mark the RUNNING runs owned by ``(host, pid)`` in ``owners`` as FAILED (a worker on
@@ -298,7 +314,6 @@ class Tracker:
                                            max_results=5000):
             tags = run.data.tags
             if (tags.get(HOST_TAG), tags.get(PID_TAG)) in owners:
-                self.client.set_tag(run.info.run_id, "risk_tuner.note", note)
-                self.client.set_terminated(run.info.run_id, "FAILED")
+                self._mark_failed(run.info.run_id, note)
                 fixed += 1
         return fixed

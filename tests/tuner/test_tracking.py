@@ -209,3 +209,50 @@ metric = "hellinger"
     assert len({k for k in run.data.metrics if k.startswith("cap_v1.")}) == 2
     if code == 0:
         assert (tmp_path / "out" / "release" / "report.html").exists()
+
+
+class _RacingClient:
+    """An MLflow client whose set_tag meets another worker marking the same run first, as two
+    surviving workers reaping a dead one's runs do on an MLflow server (its second INSERT of the
+    tag violates the primary key: ``RestException: BAD_REQUEST ... UniqueViolation``)."""
+
+    def __init__(self, real, other_worker_wins: bool):
+        self.real, self.other_worker_wins = real, other_worker_wins
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def set_tag(self, run_id, key, value):
+        from mlflow.exceptions import MlflowException
+
+        if self.other_worker_wins:
+            self.real.set_tag(run_id, key, value)
+            self.real.set_terminated(run_id, "FAILED")
+        raise MlflowException("duplicate key value violates unique constraint \"tag_pk\"")
+
+
+@pytest.mark.parametrize("other_worker_wins", [True, False])
+def test_two_workers_failing_the_same_dead_run_do_not_crash(store, other_worker_wins):
+    from mlflow.exceptions import MlflowException
+
+    from tuner.tracking import HOST_TAG, PID_TAG
+
+    _, _, tracker = store
+    run = tracker.client.create_run(tracker.experiment_id,
+                                    tags={HOST_TAG: "far-host", PID_TAG: "4242"})
+    real = tracker.client
+    tracker.client = _RacingClient(real, other_worker_wins)
+    try:
+        if other_worker_wins:  # the run is already FAILED with the note: nothing to raise
+            assert tracker.fail_runs_of({("far-host", "4242")}, "died") == 1
+        else:  # an error that did not come from a concurrent marker is not swallowed
+            with pytest.raises(MlflowException):
+                tracker.fail_runs_of({("far-host", "4242")}, "died")
+    finally:
+        tracker.client = real
+    got = real.get_run(run.info.run_id)
+    if other_worker_wins:
+        assert got.info.status == "FAILED" and got.data.tags["risk_tuner.note"] == "died"
+    else:
+        assert got.info.status == "RUNNING"
+        real.set_terminated(run.info.run_id, "KILLED")
