@@ -13,13 +13,14 @@ pairs within d, and counting the unequal columns of those candidates alone gives
 pairs. A pair found by several blocks is kept only from the first block it agrees on.
 
 The blocks are balanced greedily by how often a random (query, reference) pair agrees on a
-column (its collision rate): the number of candidates is known exactly from the per-block
-value counts before any pair is made, so the caller can keep the matrix when hashing would
-not be cheaper, and pairs come out in chunks of bounded size.
+column (its collision rate): the number of candidates is known exactly from the joins
+(:func:`block_joins`) before any pair is made, so the caller can keep the matrix when hashing
+would not be cheaper, and pairs come out in chunks of bounded size (:func:`close_pairs`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 import numpy as np
@@ -58,20 +59,36 @@ def _blocks(a: np.ndarray, b: np.ndarray, rows: np.ndarray, n_blocks: int) -> li
     return [blk for blk in blocks if blk]
 
 
-def candidate_count(
-    a: np.ndarray, b: np.ndarray, rows: np.ndarray, within: int,
-) -> tuple[int, list[list[int]]]:
-    """Candidate pairs the block joins of ``a[rows]`` with ``b`` would make for ``within``
-    unequal columns, and the blocks."""
+@dataclasses.dataclass(frozen=True)
+class BlockJoins:
+    """The hash join of ``a[rows]`` with ``b`` on each block's values: for block k,
+    ``order[k]`` sorts b by the block's id, and query row i matches ``n[k][i]`` rows of b from
+    ``lo[k][i]`` on in that order. ``count`` is the number of candidate pairs they make."""
+
+    blocks: list[list[int]]
+    order: list[np.ndarray]
+    lo: list[np.ndarray]
+    n: list[np.ndarray]
+
+    @property
+    def count(self) -> int:
+        return int(sum(int(n.sum()) for n in self.n))
+
+
+def block_joins(a: np.ndarray, b: np.ndarray, rows: np.ndarray, within: int) -> BlockJoins:
+    """The joins finding every pair of ``a[rows]`` and ``b`` within ``within`` unequal columns
+    (a superset: :func:`close_pairs` keeps the pairs that are)."""
     blocks = _blocks(a, b, rows, within + 1)
-    total = 0
+    orders, los, ns = [], [], []
     for blk in blocks:
         ids_a, ids_b = _block_ids(a, b, rows, blk)
-        uniq, counts_b = np.unique(ids_b, return_counts=True)
-        pos = np.clip(np.searchsorted(uniq, ids_a), 0, max(0, uniq.size - 1))
-        if uniq.size:
-            total += int(np.where(uniq[pos] == ids_a, counts_b[pos], 0).sum())
-    return total, blocks
+        order = np.argsort(ids_b, kind="stable")
+        sorted_b = ids_b[order]
+        lo = np.searchsorted(sorted_b, ids_a, side="left")
+        orders.append(order)
+        los.append(lo)
+        ns.append(np.searchsorted(sorted_b, ids_a, side="right") - lo)
+    return BlockJoins(blocks, orders, los, ns)
 
 
 def _block_ids(
@@ -149,37 +166,26 @@ class PackedPairs:
 
 
 def close_pairs(
-    a: np.ndarray, b: np.ndarray, packed: PackedPairs, rows: np.ndarray, within: int,
-    blocks: list[list[int]], max_pairs: int,
+    packed: PackedPairs, rows: np.ndarray, joins: BlockJoins, within: int, max_pairs: int,
 ) -> Iterator[tuple[int, int, np.ndarray, np.ndarray, np.ndarray]]:
     """Every (i, j) with at most ``within`` unequal columns between ``a[rows[i]]`` and ``b[j]``.
 
-    ``a`` and ``b`` are int code matrices coded jointly (equal codes iff equal values),
-    ``packed`` their :class:`PackedPairs`, and ``blocks`` a split of the columns into at most
-    ``within + 1`` blocks (:func:`candidate_count`). Yields
+    ``packed`` holds the code matrices a and b (coded jointly: equal codes iff equal values)
+    and ``joins`` their :func:`block_joins` for ``rows`` and ``within``. Yields
     ``(lo, hi, i, j, unequal)`` per chunk ``rows[lo:hi]``: the pairs sorted by i (an index
     into ``rows``), each chunk making about ``max_pairs`` candidates.
     """
-    joins = []
-    per_row = np.zeros(rows.size, dtype=np.int64)
-    for blk in blocks:
-        ids_a, ids_b = _block_ids(a, b, rows, blk)
-        order = np.argsort(ids_b, kind="stable")
-        sorted_b = ids_b[order]
-        lo = np.searchsorted(sorted_b, ids_a, side="left")
-        n = np.searchsorted(sorted_b, ids_a, side="right") - lo
-        joins.append((order, lo, n))
-        per_row += n
+    per_row = np.sum(joins.n, axis=0) if joins.n else np.zeros(rows.size, dtype=np.int64)
     bounds = np.searchsorted(np.cumsum(per_row), np.arange(max_pairs, int(per_row.sum()),
                                                            max_pairs), side="right")
     for r0, r1 in zip(np.r_[0, bounds], np.r_[bounds, rows.size], strict=True):
         if r1 <= r0:
             continue
         found_i, found_j, found_m = [], [], []
-        for k, (order, lo, n) in enumerate(joins):
+        for k, (order, lo, n) in enumerate(zip(joins.order, joins.lo, joins.n, strict=True)):
             i = np.repeat(np.arange(r0, r1), n[r0:r1])
             j = order[ragged(lo[r0:r1], n[r0:r1])]
-            for earlier in blocks[:k]:  # a pair an earlier block found is not made twice
+            for earlier in joins.blocks[:k]:  # a pair an earlier block found is not made twice
                 later = ~packed.agree(rows[i], j, earlier)
                 i, j = i[later], j[later]
             unequal = packed.unequal(rows[i], j)

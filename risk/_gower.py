@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from sklearn.neighbors import KDTree
 
-from risk._close_pairs import PackedPairs, candidate_count, close_pairs, ragged
+from risk._close_pairs import PackedPairs, block_joins, close_pairs, ragged
 from risk._encode import _numeric_values, combine
 from risk.copies import _value_codes
 
@@ -198,12 +198,11 @@ def _nearest(query: _Grouped, ref: _Grouped) -> np.ndarray:
         if packed is None or stage <= done or open_rows.size == 0:
             break
         profiles = np.unique(query.row_profile[open_rows])
-        count, blocks = candidate_count(query.profiles, ref.profiles, profiles, stage)
-        if count * _HASH_COST > profiles.size * ref.profiles.shape[0]:
+        joins = block_joins(query.profiles, ref.profiles, profiles, stage)
+        if joins.count * _HASH_COST > profiles.size * ref.profiles.shape[0]:
             break  # the block joins would cost more than the matrix
         open_profile = query.row_profile[open_rows]
-        for lo, hi, pa, pb, pm in close_pairs(query.profiles, ref.profiles, packed, profiles,
-                                              stage, blocks, _PAIRS):
+        for lo, hi, pa, pb, pm in close_pairs(packed, profiles, joins, stage, _PAIRS):
             cut = np.searchsorted(open_profile, [profiles[lo], profiles[hi - 1] + 1])
             rows = open_rows[cut[0]:cut[1]]
             local = np.searchsorted(profiles[lo:hi], query.row_profile[rows])

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import risk._close_pairs
-from risk._close_pairs import PackedPairs, candidate_count, close_pairs
+from risk._close_pairs import PackedPairs, block_joins, close_pairs
 
 
 @st.composite
@@ -40,11 +40,17 @@ def test_close_pairs_equal_a_double_loop(codes, within, max_pairs, subset_seed):
     want = {(int(x), int(j)): int((a[r] != b[j]).sum())
             for x, r in enumerate(rows) for j in range(b.shape[0])
             if (a[r] != b[j]).sum() <= within}
-    count, blocks = candidate_count(a, b, rows, within)
-    assert count >= len(want)
+    joins = block_joins(a, b, rows, within)
+    # every candidate shares a whole block with its partner, and every near pair is one
+    n_candidates = sum(int(((a[rows][i, blk] == b[j][:, blk]).all(axis=1)).sum())
+                       for blk in joins.blocks for i in range(rows.size)
+                       for j in [np.arange(b.shape[0])])
+    assert joins.count == n_candidates >= len(want)
+    assert sorted(c for blk in joins.blocks for c in blk) == list(range(a.shape[1]))
+    assert len(joins.blocks) <= within + 1
     got: dict[tuple[int, int], int] = {}
     covered = []
-    for lo, hi, i, j, m in close_pairs(a, b, packed, rows, within, blocks, max_pairs):
+    for lo, hi, i, j, m in close_pairs(packed, rows, joins, within, max_pairs):
         covered.append((lo, hi))
         assert np.all(np.diff(i) >= 0) and np.all((i >= lo) & (i < hi))
         for x, y, k in zip(i.tolist(), j.tolist(), m.tolist(), strict=True):
