@@ -1,8 +1,10 @@
 """Release candidate (DESIGN section 9): the best feasible trial, re-created and exported.
 
 The synthetic data are made again from the trial's synthesiser, parameters, seed and thread
-count (nothing was pickled) and scored again; the release is refused if the re-created data do
-not meet every constraint. ``release/`` holds the synthetic data, ``manifest.json``
+count (nothing was pickled) and scored again, now with every synthetic record where a trial
+scored a sample (DCR). Re-created data that differ from the trial's (another U) stop the export
+loudly; the same data failing a constraint in full refuse that trial for good (study attribute
+``release_rejected:N``, :class:`ReleaseRejected`) and the next best feasible trial is tried. ``release/`` holds the synthetic data, ``manifest.json``
 (fingerprint of the data, never the data; synthesiser, parameters, seeds, package versions,
 every metric and interval, each constraint and whether it passed) and ``report.md`` with
 plots. It is written beside and renamed into place, so it is either absent or complete.
@@ -44,10 +46,12 @@ from tuner.storage import claim_lock
 from tuner.tracking import Tracker, is_remote
 from tuner.trials import (
     PARETO_PICK_ATTR,
+    REJECTED_PREFIX,
     best_feasible,
     is_pareto,
     loss_of,
     pareto_choice,
+    rejected,
     trials_frame,
 )
 
@@ -63,11 +67,22 @@ class NoFeasibleTrial(RuntimeError):
     """No trial met every constraint; the message says which failed how often."""
 
 
+class ReleaseRejected(RuntimeError):
+    """A feasible trial's data, re-created bit for bit, fail a constraint once every record is
+    scored (a trial scores DCR on a sample): the trial is never released."""
+
+
 def explain_infeasible(study: optuna.Study) -> str:
     """Which constraint failed how often, and what to try."""
     frame = trials_frame(study)
     complete = frame[frame["state"] == "COMPLETE"] if len(frame) else frame
     lines = [f"No feasible trial among {len(frame)} finished ({len(complete)} completed)."]
+    refused = rejected(study)
+    if refused:
+        lines[0] = (f"No releasable trial among {len(frame)} finished ({len(complete)} "
+                    f"completed): {len(refused)} feasible one(s) failed when scored in full "
+                    "at release.")
+        lines += [f"  trial {n}: {why}" for n, why in sorted(refused.items())]
     for col in [c for c in complete.columns if c.startswith("c.")]:
         failed = int((complete[col] > 0).sum())
         lines.append(f"  constraint {col[2:]!r} failed in {failed}/{len(complete)} trials "
@@ -112,25 +127,32 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
     ``None`` is returned when another worker has already claimed this trial's export (then
     :func:`release_note` says where it is).
     """
-    best = best_feasible(study)
-    if best is None:
-        raise NoFeasibleTrial(explain_infeasible(study))
     me = f"{socket.gethostname()}:{os.getpid()}"
     folder = folder or ctx.output / "release"
-    with claim_lock(ctx, "release-claim"):  # check and claim in one step, for every host
-        if once and _exported(study, best.number, folder):
-            return None
-        study.set_user_attr(CLAIM_ATTR, {"trial": best.number, "by": me})
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    # invocations working on one study each export at their end: one writer at a time
-    try:
-        with FileLock(str(folder.parent / f".{folder.name}.lock"), timeout=3600):
-            out = _export(ctx, study, best, folder)
-    except BaseException:
-        with claim_lock(ctx, "release-claim"):  # let the next worker or invocation try again
-            if study.user_attrs.get(CLAIM_ATTR) == {"trial": best.number, "by": me}:
-                study.set_user_attr(CLAIM_ATTR, {})
-        raise
+    while True:  # the best feasible trial; the next one when its data fail in full
+        best = best_feasible(study)
+        if best is None:
+            raise NoFeasibleTrial(explain_infeasible(study))
+        with claim_lock(ctx, "release-claim"):  # check and claim in one step, for every host
+            if once and _exported(study, best.number, folder):
+                return None
+            study.set_user_attr(CLAIM_ATTR, {"trial": best.number, "by": me})
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        # invocations working on one study each export at their end: one writer at a time
+        try:
+            with FileLock(str(folder.parent / f".{folder.name}.lock"), timeout=3600):
+                out = _export(ctx, study, best, folder)
+            break
+        except BaseException as exc:
+            with claim_lock(ctx, "release-claim"):  # let the next worker or invocation try
+                if isinstance(exc, ReleaseRejected):
+                    study.set_user_attr(f"{REJECTED_PREFIX}{best.number}", str(exc))
+                if study.user_attrs.get(CLAIM_ATTR) == {"trial": best.number, "by": me}:
+                    study.set_user_attr(CLAIM_ATTR, {})
+            if not isinstance(exc, ReleaseRejected):
+                raise
+            print(f"release: trial {best.number} refused: {exc}; trying the next best "
+                  "feasible trial", flush=True)
     where = {"trial": best.number, "by": me, "folder": str(out.resolve())}
     run_id = best.user_attrs.get("mlflow_run_id")
     if run_id:
@@ -193,9 +215,20 @@ def _recreate(ctx: Context, best: optuna.trial.FrozenTrial) -> Evaluation:
     ev = evaluate(ctx.cfg, ctx.split, name, params, seed=int(best.user_attrs["seed"]),
                   threads=int(best.user_attrs.get("threads", 1)), release=True)
     if not ev.feasible:
-        raise NoFeasibleTrial(
-            f"trial {best.number} was feasible but its re-created data are not "
-            f"(constraints {ev.constraints}); the synthesiser is not reproducible here")
+        failed = {k: v for k, v in ev.constraints.items() if v > 0}
+        scored = best.user_attrs.get("metrics", {}).get("utility")
+        if scored is None or float(scored) != ev.utility:
+            raise NoFeasibleTrial(
+                f"trial {best.number} was feasible but its re-created data are not "
+                f"(constraints {ev.constraints}); the synthesiser is not reproducible here: "
+                f"U {ev.utility!r} now, {scored!r} when the trial ran")
+        # the same data, scored in full: the trial's estimate on a sample passed, this did not
+        raise ReleaseRejected(
+            "its data, re-created bit for bit (same U), fail "
+            + ", ".join(f"{k!r} (margin {v:+.4f}; trial: "
+                        f"{best.constraints.get(k, float('nan')):+.4f})"
+                        for k, v in failed.items())
+            + " with every synthetic record scored")
     return ev
 
 

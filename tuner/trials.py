@@ -12,11 +12,27 @@ from tuner.budget import FINISHED, SURPLUS_PREFIX
 from tuner.pareto import Point, pick
 
 PARETO_PICK_ATTR = "pareto_pick"  # study user attribute: the rule of a Pareto-mode study
+# study user attribute per trial whose re-created data failed a constraint at release, where every
+# record is scored (a trial scores DCR on a sample): why, and the trial is never released
+REJECTED_PREFIX = "release_rejected:"
 
 
 def is_feasible(trial: FrozenTrial) -> bool:
     """Every constraint <= 0 (a trial without constraints never counts as feasible here)."""
     return bool(trial.constraints) and all(v <= 0 for v in trial.constraints.values())
+
+
+def rejected(study: optuna.Study) -> dict[int, str]:
+    """Trials refused at release (trial number -> why): feasible as scored, not in full."""
+    return {int(k[len(REJECTED_PREFIX):]): str(v) for k, v in study.user_attrs.items()
+            if k.startswith(REJECTED_PREFIX)}
+
+
+def _releasable(study: optuna.Study) -> list[FrozenTrial]:
+    """The completed feasible trials not refused at release."""
+    refused = rejected(study)
+    return [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+            if is_feasible(t) and t.number not in refused]
 
 
 def is_pareto(study: optuna.Study) -> bool:
@@ -35,8 +51,7 @@ def loss_of(trial: FrozenTrial) -> float:
 def pareto_choice(study: optuna.Study) -> tuple[FrozenTrial, list[FrozenTrial], str] | None:
     """Pareto mode: the released trial, the feasible front and why (:func:`tuner.pareto.pick`
     with the study's rule), or ``None`` without a feasible trial."""
-    trials = {t.number: t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-              if is_feasible(t) and t.values is not None}
+    trials = {t.number: t for t in _releasable(study) if t.values is not None}
     if not trials:
         return None
     points = [Point(n, float(t.values[0]), float(t.values[1]), loss_of(t))
@@ -47,12 +62,12 @@ def pareto_choice(study: optuna.Study) -> tuple[FrozenTrial, list[FrozenTrial], 
 
 def best_feasible(study: optuna.Study) -> FrozenTrial | None:
     """The completed feasible trial with the lowest loss, or ``None``; in Pareto mode the front
-    point the study's rule picks (:func:`pareto_choice`)."""
+    point the study's rule picks (:func:`pareto_choice`). Trials refused at release
+    (:func:`rejected`) are left out of both."""
     if is_pareto(study):
         choice = pareto_choice(study)
         return None if choice is None else choice[0]
-    feasible = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-                if is_feasible(t)]
+    feasible = _releasable(study)
     if not feasible:
         return None
     return min(feasible, key=lambda t: math.inf if t.value is None else t.value)

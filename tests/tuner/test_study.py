@@ -35,7 +35,7 @@ from tuner.families import SYNTHESIZERS
 from tuner.release import NoFeasibleTrial, export
 from tuner.storage import open_study
 from tuner.study import run_study
-from tuner.trials import trials_frame
+from tuner.trials import best_feasible, is_feasible, trials_frame
 
 pytestmark = pytest.mark.slow
 
@@ -305,3 +305,51 @@ def test_every_trial_failing_is_explained_as_such(tmp_path, monkeypatch, capsys)
     assert "2 x RuntimeError: cart cannot fit" in err
     assert "no trial completed" in err
     assert "min_samples_leaf" not in err  # tuning advice is beside the point here
+
+
+def test_release_scores_dcr_in_full_and_refuses_a_trial_that_fails_then(tmp_path, monkeypatch):
+    # a trial estimates DCR on a sample (here 40 records); the release scores every record. The
+    # stand-in below makes the best trial's data fail DCR only when scored in full: it is
+    # refused, recorded, and the next best feasible trial is released instead
+    import dataclasses
+
+    from tuner.measures import gate
+
+    path = write_config(tmp_path, n_trials=4, synthesizers=("cart",))
+    cfg = config.load(path)
+    monkeypatch.setattr(gate, "DCR_SAMPLE", 40)
+    calls = []
+    real_dcr = risk.distance_to_closest_record
+    failing = set()
+
+    def dcr(train, synthetic, **kw):
+        result = real_dcr(train, synthetic, **kw)
+        calls.append((kw["max_synthetic"], result.n_evaluated))
+        if kw["max_synthetic"] is None and kw["random_state"] in failing:  # the trial's seed
+            result = dataclasses.replace(result, excess=cfg.risk.dcr_limit + 0.01)
+        return result
+
+    monkeypatch.setattr(risk, "distance_to_closest_record", dcr)
+    ctx, study = _run(cfg)
+    export(ctx, study)
+    assert {m for m, _ in calls} == {40, None}  # trials sampled, the release did not
+    assert all(n == 40 for m, n in calls if m == 40)
+    released = json.loads((cfg.study.output / "release" / "manifest.json").read_text())
+    first = released["trial"]
+    full = [n for m, n in calls if m is None]
+    assert full[-1] > 40  # the release: every synthetic record (Fair: thousands)
+
+    # now the released trial's data fail DCR in full: export refuses it and takes the next
+    failing.add(study.trials[first].user_attrs["seed"])
+    feasible = [t for t in study.trials if is_feasible(t)]
+    assert len(feasible) >= 2  # seeded: 4 CART trials on Fair, all feasible
+    out = export(ctx, study)
+    why = study.user_attrs[f"release_rejected:{first}"]
+    assert "'dcr'" in why and "every synthetic record" in why and "same U" in why
+    second = json.loads((out / "manifest.json").read_text())["trial"]
+    assert second != first and best_feasible(study).number == second
+    # every feasible trial refused: no release, and the message says why
+    for t in feasible:
+        study.set_user_attr(f"release_rejected:{t.number}", "stand-in")
+    with pytest.raises(NoFeasibleTrial, match="No releasable trial.*failed when scored in full"):
+        export(ctx, study)
