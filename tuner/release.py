@@ -4,10 +4,12 @@ The synthetic data are made again from the trial's synthesiser, parameters, seed
 count (nothing was pickled) and scored again, now with every synthetic record where a trial
 scored a sample (DCR). Re-created data that differ from the trial's (another U) stop the export
 loudly; the same data failing a constraint in full refuse that trial for good (study attribute
-``release_rejected:N``, :class:`ReleaseRejected`) and the next best feasible trial is tried. ``release/`` holds the synthetic data, ``manifest.json``
-(fingerprint of the data, never the data; synthesiser, parameters, seeds, package versions,
-every metric and interval, each constraint and whether it passed) and ``report.md`` with
-plots. It is written beside and renamed into place, so it is either absent or complete.
+``release_rejected:N``, :class:`ReleaseRejected`) and the next best feasible trial is tried.
+
+``release/`` holds the synthetic data, ``manifest.json`` (fingerprint of the data, never the
+data; synthesiser, parameters, seeds, package versions, every metric and interval, each
+constraint and whether it passed) and ``report.md`` with plots. It is written beside and
+renamed into place, so it is either absent or complete.
 ``split.json`` (which rows of the data file were the training records: confidential, for the
 custodian to recompute M independently) goes to the study folder, never into ``release/``.
 
