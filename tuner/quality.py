@@ -1,6 +1,7 @@
 """SDMetrics' single-table Quality Report, computed with array operations (issue 13).
 
-The report (SDMetrics 0.32, ``sdmetrics.reports.single_table.QualityReport``) is the mean of two
+The report (SDMetrics 0.32, ``sdmetrics.reports.QualityReport`` on one table, which scores exactly
+as the deprecated ``sdmetrics.reports.single_table.QualityReport`` it replaces) is the mean of two
 properties, each the mean of per-column or per-pair scores:
 
 * **Column Shapes**: ``1 - D`` (KSComplement: D the two-sample Kolmogorov-Smirnov statistic on

@@ -18,11 +18,18 @@ from tuner.quality import QualityReport, supports
 
 
 def _quality(real: pd.DataFrame, synthetic: pd.DataFrame) -> Any:
-    from sdmetrics.reports.single_table import QualityReport
+    """SDMetrics' Quality Report, generated on one table.
 
-    report = QualityReport()
-    meta = metadata_for(real).to_dict()["tables"]
-    report.generate(real, synthetic, next(iter(meta.values())), verbose=False)
+    The unified ``sdmetrics.reports.QualityReport`` (its single-table predecessor is deprecated)
+    takes ``{name: frame}`` and ``{"tables": {name: columns}}``; on one table it scores exactly
+    as that predecessor did (``tests/tuner/test_utility.py`` compares them while both exist), and
+    its details carry a leading ``Table`` column."""
+    from sdmetrics.reports import QualityReport as SDMetricsQualityReport
+
+    meta = metadata_for(real).to_dict()
+    (name,) = meta["tables"]
+    report = SDMetricsQualityReport()
+    report.generate({name: real}, {name: synthetic}, meta, verbose=False)
     return report
 
 
@@ -42,7 +49,7 @@ def _prepared(real: pd.DataFrame, sdtypes: dict[str, str]) -> QualityReport:
 
 
 def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame) -> float:
-    """SDMetrics' single-table Quality Report overall score (column shapes and pair trends).
+    """SDMetrics' Quality Report overall score on one table (column shapes and pair trends).
 
     Computed by :mod:`tuner.quality` (the same number, about 25 times faster per trial once the
     real table is prepared); by SDMetrics itself where a column is a datetime."""

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from tuner.utility import efficacy, hellinger, quality_report
+from tuner.data import metadata_for, read_builtin, sdtype
+from tuner.quality import quality_scores
+from tuner.utility import _quality, efficacy, hellinger, quality_breakdown, quality_report
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -44,3 +54,88 @@ def test_quality_report_prefers_faithful_data(frames):
     train, holdout = frames
     noise = train.assign(x=np.random.default_rng(3).uniform(-10, 10, len(train)))
     assert quality_report(train, holdout) > quality_report(train, noise)
+
+
+def _datetime_halves() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A datetime column (SDMetrics scores it: tuner.quality does not), related numbers, a
+    category and a boolean."""
+    rng = np.random.default_rng(3)
+    n = 400
+    z = rng.normal(size=n)
+    frame = pd.DataFrame({
+        "when": pd.to_datetime("2020-01-01") + pd.to_timedelta(rng.integers(0, 900, n), unit="D"),
+        "x": z, "y": 2 * z + rng.normal(0, 0.5, n),
+        "k": np.where(z + rng.normal(0, 0.5, n) > 0, "hi", "lo"), "flag": rng.random(n) > 0.4,
+    })
+    return frame.iloc[:200].reset_index(drop=True), frame.iloc[200:].reset_index(drop=True)
+
+
+def _fair_halves() -> tuple[pd.DataFrame, pd.DataFrame]:
+    fair = read_builtin("builtin:fair")
+    return fair.iloc[::2].reset_index(drop=True), fair.iloc[1::2].reset_index(drop=True)
+
+
+@pytest.mark.parametrize("halves", [_datetime_halves, _fair_halves], ids=["datetime", "fair"])
+def test_breakdown_is_that_of_the_deprecated_single_table_report(halves):
+    """The unified report scores one table exactly as the single-table one it replaced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        try:
+            from sdmetrics.reports.single_table.quality_report import QualityReport
+        except ImportError:
+            pytest.skip("SDMetrics no longer has the single-table QualityReport to compare with")
+    real, synthetic = halves()
+    old = QualityReport()
+    old.generate(real, synthetic, metadata_for(real).to_dict()["tables"]["table"], verbose=False)
+    new = _quality(real, synthetic)
+    assert new.get_score() == old.get_score()
+    pd.testing.assert_frame_equal(new.get_properties(), old.get_properties(), check_exact=True)
+    for prop in ("Column Shapes", "Column Pair Trends"):
+        pd.testing.assert_frame_equal(new.get_details(prop).drop(columns="Table"),
+                                      old.get_details(prop), check_exact=True)
+    breakdown = quality_breakdown(real, synthetic)
+    assert breakdown["score"] == old.get_score()
+    props = old.get_properties()
+    assert breakdown["properties"] == dict(zip(props["Property"], props["Score"], strict=True))
+    shapes, pairs = old.get_details("Column Shapes"), old.get_details("Column Pair Trends")
+    assert breakdown["columns"] == dict(zip(shapes["Column"], shapes["Score"], strict=True))
+    scored = pairs[pairs["Score"].notna()]
+    assert len(scored) >= 1 and breakdown["pairs"] == {
+        f"{a} ~ {b}": s
+        for a, b, s in zip(scored["Column 1"], scored["Column 2"], scored["Score"], strict=True)}
+
+
+def test_breakdown_agrees_with_the_fast_report():
+    """Independent of the deprecated class: the breakdown is tuner.quality's, pair by pair."""
+    real, synthetic = _fair_halves()
+    breakdown = quality_breakdown(real, synthetic)
+    ours = quality_scores(real, synthetic, {c: sdtype(real[c]) for c in real.columns})
+    assert breakdown["score"] == pytest.approx(quality_report(real, synthetic), abs=1e-12)
+    assert breakdown["score"] == pytest.approx(ours.score, abs=1e-12)
+    assert breakdown["properties"] == pytest.approx(
+        {"Column Shapes": ours.column_shapes, "Column Pair Trends": ours.column_pair_trends},
+        abs=1e-12)
+    assert breakdown["columns"] == pytest.approx(ours.columns, abs=1e-12)
+    assert len(ours.pairs) >= 1 and breakdown["pairs"] == pytest.approx(
+        {f"{a} ~ {b}": s for (a, b), s in ours.pairs.items()}, abs=1e-12)
+
+
+def test_importing_and_a_breakdown_raise_no_sdmetrics_future_warning():
+    """In a fresh interpreter, where a deprecated SDMetrics module would warn on import."""
+    code = textwrap.dedent("""
+        import sys, warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            from tuner.data import read_builtin
+            from tuner.utility import quality_breakdown
+            fair = read_builtin("builtin:fair").iloc[:400]
+            quality_breakdown(fair.iloc[:200], fair.iloc[200:].reset_index(drop=True))
+        bad = [f"{w.filename}: {w.message}" for w in caught
+               if issubclass(w.category, FutureWarning)
+               and ("sdmetrics" in w.filename or "sdmetrics" in str(w.message))]
+        assert not bad, bad
+        assert "sdmetrics.reports.single_table.quality_report" not in sys.modules
+    """)
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
