@@ -23,6 +23,9 @@ def _print_table(tuned) -> None:  # noqa: ANN001
         return
     frame["released"] = frame["released"].map({True: "<== released", False: ""})
     cols = ["number", "state", "synthesizer", "utility", "m", "loss", "feasible"]
+    if frame["refused"].any():  # feasible as scored, failed in full at release (tuner.release)
+        frame["refused"] = frame["refused"].map({True: "refused", False: ""})
+        cols.append("refused")
     cols += ["front"] if "front" in frame else []  # Pareto mode: the feasible front
     cols += [c for c in frame.columns if c.startswith("c.")] + ["released"]
     with_pd = frame[cols].round(4)

@@ -8,8 +8,9 @@ feasible and the trial with the lowest loss as the best, however infeasible.
 
 :class:`FeasibilityStorage` wraps the study's storage for the dashboard (and only for it):
 
-* ``get_best_trial`` returns Optuna's own ``Study.best_trial``, the best trial among those
-  whose every constraint is <= 0 (Optuna's convention);
+* ``get_best_trial`` returns the trial the release takes (:func:`tuner.trials.best_feasible`:
+  the lowest loss among those whose every constraint is <= 0, Optuna's convention, and not
+  refused at release);
 * every trial it serves also carries its constraint values as the list the dashboard reads, so
   its plots grey out infeasible trials and "Include infeasible trials" works.
 
@@ -64,10 +65,12 @@ class FeasibilityStorage(BaseStorage):
     def get_best_trial(self, study_id: int) -> FrozenTrial:
         name = self._inner.get_study_name_from_id(study_id)
         study = optuna.load_study(study_name=name, storage=self._inner)
-        try:
-            best = study.best_trial  # Optuna 5: the best trial whose constraints are all <= 0
-        except ValueError:
-            # no feasible trial: the dashboard needs a trial here; FeasibleBestOnly drops it
+        from tuner.trials import best_feasible
+
+        # the trial the release takes: feasible, lowest loss, not refused at release
+        best = best_feasible(study) if len(study.directions) == 1 else None
+        if best is None:
+            # none: the dashboard needs a trial here; FeasibleBestOnly drops an infeasible one
             best = self._inner.get_best_trial(study_id)
         return _for_dashboard(best)
 

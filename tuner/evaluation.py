@@ -14,6 +14,7 @@ synthetic set (:mod:`tuner.measures.partial_gate` says why).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -66,6 +67,11 @@ class Evaluation:
         assert isinstance(result, risk.MembershipResult)
         return result
 
+    def data_sha256(self) -> str:
+        """Fingerprint of the data this evaluation releases (every set in partial synthesis):
+        a trial records it, and the release checks its re-created data against it."""
+        return data_sha256(self.sets or (self.synthetic,))
+
     def results(self, measure: str) -> Mapping[str, risk.Result]:
         """The results of ``measure`` by label (empty when it was not enabled)."""
         outcome = self.outcomes.get(measure)
@@ -96,6 +102,15 @@ class Evaluation:
             "loss": self.loss.to_dict(),
             "constraints": self.constraints,
         }
+
+
+def data_sha256(frames: tuple[pd.DataFrame, ...]) -> str:
+    """SHA-256 of frames' columns, dtypes and values in row order (pandas' row hashes)."""
+    digest = hashlib.sha256()
+    for frame in frames:
+        digest.update(repr([(str(c), str(t)) for c, t in frame.dtypes.items()]).encode())
+        digest.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+    return digest.hexdigest()
 
 
 def _check_usable(synthetic: pd.DataFrame, train: pd.DataFrame) -> pd.DataFrame:

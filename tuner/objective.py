@@ -30,6 +30,7 @@ from tuner.seeding import derive
 from tuner.spaces import narrow
 from tuner.storage import Fault, fault_of, free_reserve
 from tuner.tracking import Tracker
+from tuner.trials import DATA_SHA256_ATTR
 
 
 def suggest(trial: Trial, name: str, dist: BaseDistribution) -> Any:
@@ -126,6 +127,7 @@ class TrackedObjective:
             trial.set_constraint(key, value)
         metrics = ev.metrics()
         trial.set_user_attr("metrics", metrics)
+        trial.set_user_attr(DATA_SHA256_ATTR, ev.data_sha256())  # what the release re-creates
         trial.set_user_attr("mlflow_run_id", run)
         if ev.membership.warning:
             trial.set_user_attr("m_warning", ev.membership.warning)

@@ -61,12 +61,14 @@ def risk_utility(trials: pd.DataFrame, *, threshold: float = 0.2,
 
 
 def history(trials: pd.DataFrame) -> Figure:
-    """Loss per trial, and the best feasible loss so far."""
+    """Loss per trial, and the best feasible loss so far (trials refused at release left out:
+    gray like the infeasible ones)."""
     fig, ax = figure(figsize=(6.5, 4))
     t = trials.sort_values("number")
-    ax.scatter(t["number"], t["loss"], c=np.where(t["feasible"], "tab:blue", "lightgray"), s=24,
-               label="trial loss (gray: infeasible)")
-    best = t["loss"].where(t["feasible"]).cummin()
+    ok = t["feasible"].astype(bool) & ~t.get("refused", pd.Series(False, index=t.index))
+    ax.scatter(t["number"], t["loss"], c=np.where(ok, "tab:blue", "lightgray"), s=24,
+               label="trial loss (gray: infeasible or refused at release)")
+    best = t["loss"].where(ok).cummin()
     ax.step(t["number"], best, where="post", color="tab:green", label="best feasible")
     ax.set_xlabel("trial")
     ax.set_ylabel("risk-utility loss (lower is better)")

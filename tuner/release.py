@@ -22,15 +22,11 @@ trial's run, so that any host can download it.
 
 from __future__ import annotations
 
-import datetime
-import hashlib
 import json
 import os
-import platform
 import re
 import shutil
 import socket
-from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
@@ -38,15 +34,16 @@ import optuna
 from filelock import FileLock
 
 import risk
-from tuner import plots, report, utility
+from tuner import measures, plots, report, utility
 from tuner.budget import pid_alive
 from tuner.context import Context
 from tuner.evaluation import Evaluation, evaluate
-from tuner.families import SYNTHESIZERS
+from tuner.manifest import SPLIT_FILE, manifest, set_files, sha256_file
 from tuner.objective import trial_params
 from tuner.storage import claim_lock
 from tuner.tracking import Tracker, is_remote
 from tuner.trials import (
+    DATA_SHA256_ATTR,
     PARETO_PICK_ATTR,
     REJECTED_PREFIX,
     best_feasible,
@@ -57,9 +54,6 @@ from tuner.trials import (
     trials_frame,
 )
 
-PACKAGES = ("risk-tuner", "sdv", "sdmetrics", "optuna", "mlflow", "torch", "scikit-learn",
-            "pandas", "numpy")
-SPLIT_FILE = "split.json"
 RELEASED_ATTR = "released_trial"  # study attribute: the number of the released trial
 CLAIM_ATTR = "release_claim"  # study attribute: which worker exports which trial
 WHERE_ATTR = "release_where"  # study attribute: where the release was written and logged
@@ -85,6 +79,11 @@ def explain_infeasible(study: optuna.Study) -> str:
                     f"completed): {len(refused)} feasible one(s) failed when scored in full "
                     "at release.")
         lines += [f"  trial {n}: {why}" for n, why in sorted(refused.items())]
+        if len(complete) and complete["feasible"].sum() == len(refused):
+            lines.append("What to try: more trials (the search goes on from what it learned), "
+                         "or tighter limits on the measures refused above, which trials "
+                         "estimate on a sample, so that the search keeps a margin.")
+            return "\n".join(lines)
     for col in [c for c in complete.columns if c.startswith("c.")]:
         failed = int((complete[col] > 0).sum())
         lines.append(f"  constraint {col[2:]!r} failed in {failed}/{len(complete)} trials "
@@ -111,16 +110,6 @@ def explain_infeasible(study: optuna.Study) -> str:
     return "\n".join(lines)
 
 
-def versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
-    for name in PACKAGES:
-        try:
-            out[name] = importlib_metadata.version(name)
-        except importlib_metadata.PackageNotFoundError:
-            out[name] = "not installed"
-    return out
-
-
 def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
            once: bool = False) -> Path | None:
     """Re-create the best feasible trial's data and write the release folder atomically.
@@ -136,6 +125,8 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
         if best is None:
             raise NoFeasibleTrial(explain_infeasible(study))
         with claim_lock(ctx, "release-claim"):  # check and claim in one step, for every host
+            if best.number in rejected(study):
+                continue  # refused by another worker since it was picked
             if once and _exported(study, best.number, folder):
                 return None
             study.set_user_attr(CLAIM_ATTR, {"trial": best.number, "by": me})
@@ -149,6 +140,7 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
             with claim_lock(ctx, "release-claim"):  # let the next worker or invocation try
                 if isinstance(exc, ReleaseRejected):
                     study.set_user_attr(f"{REJECTED_PREFIX}{best.number}", str(exc))
+                    _withdraw(ctx, study, best, folder)
                 if study.user_attrs.get(CLAIM_ATTR) == {"trial": best.number, "by": me}:
                     study.set_user_attr(CLAIM_ATTR, {})
             if not isinstance(exc, ReleaseRejected):
@@ -169,18 +161,39 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
     return out
 
 
+def _withdraw(ctx: Context, study: optuna.Study, refused: optuna.trial.FrozenTrial,
+              folder: Path) -> None:
+    """When the refused trial is the released one (exported before its data were scored in
+    full), its release folder is moved aside as withdrawn and no trial counts as released."""
+    if study.user_attrs.get(RELEASED_ATTR) != refused.number:
+        return
+    if (folder / "manifest.json").exists():
+        aside = folder.with_name(f"{folder.name}.withdrawn-trial-{refused.number}")
+        shutil.rmtree(aside, ignore_errors=True)
+        folder.rename(aside)
+        print(f"release: {folder} held trial {refused.number}'s data: moved to {aside}; do "
+              "not publish them", flush=True)
+    study.set_user_attr(RELEASED_ATTR, None)
+    study.set_user_attr(WHERE_ATTR, {})
+    run_id = refused.user_attrs.get("mlflow_run_id")
+    if run_id:
+        Tracker(ctx.mlflow_uri, ctx.cfg.study.name, ctx.output).mark_withdrawn(run_id)
+
+
 def selection(study: optuna.Study, best: optuna.trial.FrozenTrial) -> dict[str, Any]:
     """Why ``best`` is the release: the study's mode, rule, and (Pareto mode) its front."""
+    refused = {str(n): why for n, why in sorted(rejected(study).items())}
+    among = "the feasible trials" + (" not refused at release" if refused else "")
     if not is_pareto(study):
         return {"mode": "single", "rule": "the lowest risk-utility loss among the feasible "
-                "trials (every constraint <= 0)",
+                "trials (every constraint <= 0) whose data pass in full at release",
                 "reason": f"trial {best.number} has the lowest loss, {loss_of(best):.4f}, of "
-                          "the feasible trials"}
+                          f"{among}", "refused": refused}
     choice = pareto_choice(study)
     assert choice is not None  # best came from it
     _, front, reason = choice
     return {"mode": "pareto", "rule": study.user_attrs.get(PARETO_PICK_ATTR, "utility"),
-            "front": sorted(t.number for t in front), "reason": reason}
+            "front": sorted(t.number for t in front), "reason": reason, "refused": refused}
 
 
 def _exported(study: optuna.Study, trial: int, folder: Path) -> bool:
@@ -213,25 +226,48 @@ def release_note(study: optuna.Study) -> str:
 
 
 def _recreate(ctx: Context, best: optuna.trial.FrozenTrial) -> Evaluation:
+    """The trial's data made and scored again, every record where the trial scored a sample.
+
+    Raises :class:`NoFeasibleTrial` when the data are not the trial's (the synthesiser does not
+    reproduce here) or fail a constraint the trial computed the same way (the ``[risk]`` limits
+    changed since it ran), and :class:`ReleaseRejected` when the trial's very data fail only
+    constraints it estimated on a sample (``MeasureSpec.sampled``)."""
     name, params = trial_params(best)
     ev = evaluate(ctx.cfg, ctx.split, name, params, seed=int(best.user_attrs["seed"]),
                   threads=int(best.user_attrs.get("threads", 1)), release=True)
-    if not ev.feasible:
-        failed = {k: v for k, v in ev.constraints.items() if v > 0}
-        scored = best.user_attrs.get("metrics", {}).get("utility")
-        if scored is None or float(scored) != ev.utility:
-            raise NoFeasibleTrial(
-                f"trial {best.number} was feasible but its re-created data are not "
-                f"(constraints {ev.constraints}); the synthesiser is not reproducible here: "
-                f"U {ev.utility!r} now, {scored!r} when the trial ran")
-        # the same data, scored in full: the trial's estimate on a sample passed, this did not
-        raise ReleaseRejected(
-            "its data, re-created bit for bit (same U), fail "
-            + ", ".join(f"{k!r} (margin {v:+.4f}; trial: "
-                        f"{best.constraints.get(k, float('nan')):+.4f})"
-                        for k, v in failed.items())
-            + " with every synthetic record scored")
-    return ev
+    if ev.feasible:
+        return ev
+    failed = {k: v for k, v in ev.constraints.items() if v > 0}
+    detail = ", ".join(f"{k!r} (margin {v:+.4f}; when the trial ran: "
+                       f"{best.constraints.get(k, float('nan')):+.4f})" for k, v in failed.items())
+    same, evidence = _same_data(best, ev)
+    if not same:
+        raise NoFeasibleTrial(
+            f"trial {best.number} was feasible but its re-created data are not: they fail "
+            f"{detail}; the synthesiser does not reproduce here ({evidence})")
+    if not all(measures.sampled_constraint(k) for k in failed):
+        raise NoFeasibleTrial(
+            f"trial {best.number}'s data, re-created bit for bit, fail {detail} under the "
+            "current [risk] limits: were they changed since the study ran? A study's trials "
+            "are judged under the limits they ran with; run a new study (another study.name or "
+            "--output) to apply new ones")
+    raise ReleaseRejected(
+        f"its data, re-created bit for bit ({evidence}), fail {detail} with every synthetic "
+        "record scored (the trial scored a sample)")
+
+
+def _same_data(best: optuna.trial.FrozenTrial, ev: Evaluation) -> tuple[bool, str]:
+    """Whether ``ev`` scored the data ``best`` scored, and the evidence: the trial's data
+    fingerprint; for trials run before it was recorded, U and every constraint computed the
+    same way at release equal to the trial's, bit for bit."""
+    recorded = best.user_attrs.get(DATA_SHA256_ATTR)
+    if recorded is not None:
+        return recorded == ev.data_sha256(), "data fingerprint"
+    utility = best.user_attrs.get("metrics", {}).get("utility")
+    same = utility is not None and float(utility) == ev.utility and all(
+        best.constraints.get(k) == v for k, v in ev.constraints.items()
+        if not measures.sampled_constraint(k))
+    return same, "U and the constraints computed alike equal the trial's"
 
 
 def _figures(ev: Evaluation, ctx: Context, folder: Path) -> dict[str, str]:
@@ -273,96 +309,6 @@ def _utility(ev: Evaluation, ctx: Context, folder: Path,
     return breakdown
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def config_hash(ctx: Context) -> str:
-    """SHA-256 of the configuration as resolved (file, overrides and defaults)."""
-    cfg = ctx.cfg
-    text = json.dumps({"data": cfg.data.__dict__, "study": cfg.study.__dict__,
-                       "risk": dict(cfg.risk), "utility": cfg.utility.__dict__,
-                       "spaces": cfg.spaces}, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def manifest(ev: Evaluation, ctx: Context, best: optuna.trial.FrozenTrial,
-             synthetic_sha256: str, report_data: dict[str, Any]) -> dict[str, Any]:
-    """What the release is and how it was made and measured (no data values)."""
-    cfg = ctx.cfg
-    return {
-        "created_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "synthetic_sha256": synthetic_sha256, "config_sha256": config_hash(ctx),
-        "study": cfg.study.name, "trial": best.number, "synthesizer": ev.synthesizer,
-        "params": ev.params,
-        "seeds": {"study": cfg.study.seed, "trial": ev.seed},
-        "threads": int(best.user_attrs.get("threads", 1)), "device": cfg.study.device,
-        "data": {"fingerprint_sha256": ctx.fingerprint, "rows": len(ctx.frame),
-                 "columns": list(map(str, ctx.frame.columns)),
-                 "population_size": cfg.data.population_size,
-                 "population_note": cfg.data.population_note},
-        "split": {"train_fraction": cfg.data.train_fraction, "stratify": cfg.data.stratify,
-                  "n_train": len(ctx.split.train), "n_holdout": len(ctx.split.holdout),
-                  "rows_file": f"../{SPLIT_FILE} (confidential: never share it)"},
-        "config": {k: list(v) if isinstance(v, tuple) else v for k, v in cfg.risk.items()}
-        | {"utility_metric": cfg.utility.metric,
-           "quasi_identifiers": list(cfg.data.quasi_identifiers or ctx.frame.columns)},
-        "gate": {
-            "replicated_uniques": cfg.risk.replicated_uniques,
-            "removed_records": int(ev.metrics().get("replicated_uniques_removed", 0)),
-            "released_records": len(ev.synthetic),
-            "note": PARTIAL_GATE_NOTE if cfg.study.synthesize else
-                    "synthetic records equal on every column to a record unique in the "
-                    "training data are removed before scoring and release ('remove'), or make "
-                    "the trial infeasible ('infeasible'); copies and distances are measured on "
-                    "the data as sampled",
-        },
-        "metrics": ev.metrics(),
-        "membership": ev.membership.to_dict(),
-        "constraints": {k: {"value": v, "passed": v <= 0} for k, v in ev.constraints.items()},
-        "versions": versions(),
-        "synthetic_file": "synthetic.csv",
-        "report": report_data,
-    } | ({"partial": partial_manifest(ev, ctx)} if cfg.study.synthesize else {})
-
-
-PARTIAL_GATE_NOTE = (
-    "partial synthesis: row i of each released set is training record i, its kept columns as "
-    "collected; no row is removed (removing one would withdraw a real record's kept values and "
-    "break the row correspondence), copies are measured on the intruder's columns against the "
-    "holdout records given synthesised values by the same model, and distance to closest "
-    "record does not apply (tuner/measures/partial_gate.py)")
-
-
-def set_files(sets: int) -> list[str]:
-    """The released files of ``sets`` partially synthetic sets (one: ``synthetic.csv``)."""
-    return ["synthetic.csv", *(f"synthetic_{k}.csv" for k in range(2, sets + 1))]
-
-
-def partial_manifest(ev: Evaluation, ctx: Context) -> dict[str, Any]:
-    """What the manifest says of a partially synthetic release (no data values)."""
-    cfg = ctx.cfg
-    ident = ev.results("identification").get("")
-    synthesized = list(cfg.study.synthesize or ())
-    return {
-        "synthesized": synthesized,
-        "kept": [c for c in map(str, ctx.frame.columns) if c not in synthesized],
-        "sets": len(ev.sets), "files": set_files(len(ev.sets)),
-        "conditioning": SYNTHESIZERS[ev.synthesizer].conditioning,
-        "rejection_draws": int(ev.partial.get("rejection_draws", 0)),
-        "identification": ident.to_dict() if ident is not None else None,
-        "note": "row i of every released set is training record i: the kept columns are its "
-                "values as collected (real data, released on purpose), the synthesised ones "
-                "are drawn given them; a row whose synthesised values equal the record's is "
-                "that real record. Identification risk (Reiter & Mitra 2009) measures what an "
-                "intruder matching on the known and synthesised variables can do with that.",
-    }
-
-
 def write_split(ctx: Context) -> Path:
     """The custodian-only list of training and holdout rows, in the study folder."""
     path = ctx.output / SPLIT_FILE
@@ -399,6 +345,7 @@ def _export(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
             "rows": report.measure_rows(ev, ctx.cfg.risk, ctx.cfg.utility.metric),
             "trials_run": len(frame),
             "trials_feasible": int(frame["feasible"].sum()) if len(frame) else 0,
+            "trials_refused": int(frame["refused"].sum()) if len(frame) else 0,
             "utility": _utility(ev, ctx, staging, figures), "figures": figures,
         }
         digest = sha256_file(staging / "synthetic.csv")

@@ -81,12 +81,15 @@ def _selection(chosen: dict[str, Any] | None) -> list[tuple[str, Any]]:
     """Why this trial was released (manifests written before the key existed have none)."""
     if not chosen:
         return []
+    refused = [("p", f"Refused at release: trial {n}: {why}.")
+               for n, why in chosen.get("refused", {}).items()]
     if chosen["mode"] == "pareto":
         return [("h2", "Why this trial"),
                 ("p", f"{chosen['reason']} The study maximised U and minimised M with every "
                       "constraint enforced; the feasible front is trial(s) "
-                      f"{', '.join(map(str, chosen['front']))}.")]
-    return [("h2", "Why this trial"), ("p", f"Rule: {chosen['rule']}; {chosen['reason']}.")]
+                      f"{', '.join(map(str, chosen['front']))}."), *refused]
+    return [("h2", "Why this trial"), ("p", f"Rule: {chosen['rule']}; {chosen['reason']}."),
+            *refused]
 
 
 def _blocks(m: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -103,7 +106,9 @@ def _blocks(m: dict[str, Any]) -> list[tuple[str, Any]]:
                      f"{m['data']['rows']} records, population N = "
                      f"{m['data']['population_size']} ({m['data']['population_note']})"),
             ("split", f"{m['split']['n_train']} training / {m['split']['n_holdout']} holdout"),
-            ("study", f"{r['trials_run']} trials run, {r['trials_feasible']} feasible"),
+            ("study", f"{r['trials_run']} trials run, {r['trials_feasible']} feasible"
+                      + (f", {r['trials_refused']} of them refused at release"
+                         if r.get("trials_refused") else "")),
             ("synthesiser", f"{m['synthesizer']}, parameters {json.dumps(m['params'])}, seed "
                             f"{m['seeds']['trial']}, {m['threads']} thread(s), {m['device']}"),
             ("config SHA-256", m["config_sha256"]),

@@ -198,6 +198,11 @@ class Tracker:
                 self.client.set_tag(run.info.run_id, RELEASED_TAG, "false")
         self.client.set_tag(run_id, RELEASED_TAG, "true")
 
+    def mark_withdrawn(self, run_id: str) -> None:
+        """Tag ``run_id`` ``released = false``: its release was withdrawn (tuner.release)."""
+        self.client.set_tag(run_id, RELEASED_TAG, "false")
+        self.client.set_tag(run_id, "risk_tuner.release_withdrawn", "true")
+
     def log_folder(self, run_id: str, folder: Path, artifact_path: str) -> None:
         """Every file of ``folder`` as artifacts of ``run_id`` under ``artifact_path``."""
         self.client.log_artifacts(run_id, str(folder), artifact_path)

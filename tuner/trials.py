@@ -15,6 +15,7 @@ PARETO_PICK_ATTR = "pareto_pick"  # study user attribute: the rule of a Pareto-m
 # study user attribute per trial whose re-created data failed a constraint at release, where every
 # record is scored (a trial scores DCR on a sample): why, and the trial is never released
 REJECTED_PREFIX = "release_rejected:"
+DATA_SHA256_ATTR = "data_sha256"  # trial user attribute: fingerprint of the data it scored
 
 
 def is_feasible(trial: FrozenTrial) -> bool:
@@ -74,9 +75,10 @@ def best_feasible(study: optuna.Study) -> FrozenTrial | None:
 
 
 def trials_frame(study: optuna.Study) -> pd.DataFrame:
-    """One row per finished trial: synthesiser, U, M, constraints, loss, state (surplus trials,
-    which ran nothing, left out)."""
+    """One row per finished trial: synthesiser, U, M, constraints, loss, state, whether it was
+    refused at release (surplus trials, which ran nothing, left out)."""
     rows = []
+    refused = rejected(study)
     surplus = {k for k in study.user_attrs if k.startswith(SURPLUS_PREFIX)}
     for t in study.get_trials(deepcopy=False, states=FINISHED):
         if f"{SURPLUS_PREFIX}{t.number}" in surplus:
@@ -88,6 +90,7 @@ def trials_frame(study: optuna.Study) -> pd.DataFrame:
             "utility": m.get("utility", math.nan), "m": m.get("m", math.nan),
             "loss": loss_of(t),
             "feasible": is_feasible(t),
+            "refused": t.number in refused,  # feasible as scored, not in full at release
             **{f"c.{k}": v for k, v in t.constraints.items()},
             "seconds": (t.datetime_complete - t.datetime_start).total_seconds()
             if t.datetime_complete and t.datetime_start else math.nan,

@@ -35,7 +35,7 @@ from tuner.families import SYNTHESIZERS
 from tuner.release import NoFeasibleTrial, export
 from tuner.storage import open_study
 from tuner.study import run_study
-from tuner.trials import best_feasible, is_feasible, trials_frame
+from tuner.trials import best_feasible, is_feasible, rejected, trials_frame
 
 pytestmark = pytest.mark.slow
 
@@ -309,10 +309,12 @@ def test_every_trial_failing_is_explained_as_such(tmp_path, monkeypatch, capsys)
 
 def test_release_scores_dcr_in_full_and_refuses_a_trial_that_fails_then(tmp_path, monkeypatch):
     # a trial estimates DCR on a sample (here 40 records); the release scores every record. The
-    # stand-in below makes the best trial's data fail DCR only when scored in full: it is
-    # refused, recorded, and the next best feasible trial is released instead
+    # stand-in below makes chosen trials' data fail DCR only when scored in full: such a trial
+    # is refused for good, its release withdrawn, and the next best feasible trial released;
+    # data that are not the trial's, or limits changed since, stop the export and refuse nothing
     import dataclasses
 
+    from tuner.evaluation import Evaluation
     from tuner.measures import gate
 
     path = write_config(tmp_path, n_trials=4, synthesizers=("cart",))
@@ -334,20 +336,39 @@ def test_release_scores_dcr_in_full_and_refuses_a_trial_that_fails_then(tmp_path
     export(ctx, study)
     assert {m for m, _ in calls} == {40, None}  # trials sampled, the release did not
     assert all(n == 40 for m, n in calls if m == 40)
-    released = json.loads((cfg.study.output / "release" / "manifest.json").read_text())
-    first = released["trial"]
-    full = [n for m, n in calls if m is None]
-    assert full[-1] > 40  # the release: every synthetic record (Fair: thousands)
-
-    # now the released trial's data fail DCR in full: export refuses it and takes the next
-    failing.add(study.trials[first].user_attrs["seed"])
+    assert [n for m, n in calls if m is None][-1] > 40  # every synthetic record (thousands)
+    release = cfg.study.output / "release"
+    first = json.loads((release / "manifest.json").read_text())["trial"]
     feasible = [t for t in study.trials if is_feasible(t)]
     assert len(feasible) >= 2  # seeded: 4 CART trials on Fair, all feasible
+
+    # limits changed since the study ran: the same data fail 'copies', which a trial computes
+    # as the release does; the export stops and refuses nothing
+    changed = config.load(write_config(tmp_path, n_trials=4, synthesizers=("cart",),
+                                       extra_risk="copy_limit = -1.0"))
+    with pytest.raises(NoFeasibleTrial, match="'copies'.*were they changed since"):
+        export(prepare(changed), study)
+    # the re-created data are not the trial's (another fingerprint): not reproducible
+    failing.add(study.trials[first].user_attrs["seed"])
+    with monkeypatch.context() as m:
+        m.setattr(Evaluation, "data_sha256", lambda self: "0" * 64)
+        with pytest.raises(NoFeasibleTrial, match="does not reproduce here"):
+            export(ctx, study)
+    assert not rejected(study) and best_feasible(study).number == first
+
+    # the released trial's very data fail DCR in full: refused, withdrawn, the next released
     out = export(ctx, study)
     why = study.user_attrs[f"release_rejected:{first}"]
-    assert "'dcr'" in why and "every synthetic record" in why and "same U" in why
-    second = json.loads((out / "manifest.json").read_text())["trial"]
+    assert "'dcr'" in why and "every synthetic record" in why and "data fingerprint" in why
+    manifest = json.loads((out / "manifest.json").read_text())
+    second = manifest["trial"]
     assert second != first and best_feasible(study).number == second
+    assert (tmp_path / "out" / f"release.withdrawn-trial-{first}" / "manifest.json").exists()
+    assert manifest["selection"]["refused"] == {str(first): why}
+    assert f"Refused at release: trial {first}" in (out / "report.md").read_text()
+    frame = trials_frame(study)
+    assert frame.loc[frame["number"] == first, "refused"].item()
+    assert frame["refused"].sum() == 1
     # every feasible trial refused: no release, and the message says why
     for t in feasible:
         study.set_user_attr(f"release_rejected:{t.number}", "stand-in")

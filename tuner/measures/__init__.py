@@ -50,6 +50,13 @@ def enabled(opts: Mapping[str, Any]) -> list[MeasureSpec]:
     return [m for m in MEASURES.values() if m.enabled(opts)]
 
 
+def sampled_constraint(name: str) -> bool:
+    """Whether constraint ``name`` (``bound`` or ``bound.LABEL``) belongs to a measure a trial
+    estimates on a sample and the release computes on every record (``MeasureSpec.sampled``)."""
+    bound = name.split(".", 1)[0]
+    return any(m.sampled and any(b.name == bound for b in m.bounds) for m in MEASURES.values())
+
+
 def column_options(opts: Mapping[str, Any]) -> dict[str, Sequence[str]]:
     """``risk.KEY`` -> column names, for every option that names columns of the data."""
     return {f"risk.{k}": list(opts[k]) for k, o in options().items() if o.kind == "columns"}
@@ -65,4 +72,4 @@ def check(opts: Mapping[str, Any]) -> list[str]:
 
 
 __all__ = ["MEASURES", "Bound", "Inputs", "MeasureSpec", "Option", "Outcome", "ReportRow",
-           "check", "column_options", "enabled", "options"]
+           "check", "column_options", "enabled", "options", "sampled_constraint"]

@@ -100,6 +100,9 @@ class MeasureSpec:
     bounds: tuple[Bound, ...] = ()
     report: Callable[[str, risk.Result, Mapping[str, Any]], list[ReportRow]] | None = None
     checks: Callable[[Mapping[str, Any]], list[str]] | None = None
+    # a trial estimates it on a sample of the synthetic records, the release on every one: a
+    # trial whose data then fail it is refused at release (tuner.release.ReleaseRejected)
+    sampled: bool = False
 
     def flat_metrics(self, outcome: Outcome) -> dict[str, float]:
         """Every metric of ``outcome``, named ``metric`` or ``metric.LABEL``."""

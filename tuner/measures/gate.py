@@ -223,5 +223,6 @@ SPECS = (
         metrics=_dcr_metrics,
         bounds=(Bound("dcr", "dcr_excess", "dcr_limit"),),
         report=_dcr_report,
+        sampled=True,  # DCR_SAMPLE records per trial, every record at release
     ),
 )
