@@ -10,8 +10,12 @@ m, unless the numeric part found there is at least 1, in which case profiles at 
 then (for the records still open) at 2, come from block hash joins (:mod:`risk._close_pairs`:
 pigeonhole over column blocks, unequal columns counted on bit-packed profiles); the few records
 whose closest record lies farther are searched through a profile-mismatch matrix computed in
-bounded blocks, for their profiles only. Within a candidate profile with few rows every pair is
-computed (in batches);
+bounded blocks, for their profiles only, each level scanned only for the profiles with a record
+that can still improve. Within a candidate profile with few rows every pair is computed (in
+batches), unless a record has many candidate profiles (data far from every real record, such as
+a Gaussian copula with uniform marginals): then each profile's box (per numeric column its
+smallest and largest value) bounds the numeric part from below, the profile with the smallest
+bound is searched first and the others only while their bound is below the distance found;
 a profile with many rows (a table with few or no categorical columns) is searched with an exact
 k-d tree in L1 (scikit-learn), which is the numeric part exactly once query values are clipped
 to the real range, and a lower bound otherwise (then a radius query collects every row that
@@ -24,6 +28,7 @@ sizes, not by the table sizes.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -41,6 +46,7 @@ _HASH_COST = 8  # a hashed candidate pair costs about this many profile-matrix e
 _TREE_MIN = 256  # profiles with this many distinct rows are searched with a k-d tree
 _GEMM_TOLERANCE = 1e-9  # rounding allowance of the squared-distance bound
 _ROUNDING = 1e-12  # allowance between the tree's L1 distance and the exact one
+_PRUNE_FROM = 4  # candidate profiles per query row from which their boxes prune them
 
 
 # ---------------------------------------------------------------------------------------------
@@ -118,6 +124,16 @@ class _Grouped:
     counts: np.ndarray  # (n_profiles,) rows of each profile
     values: np.ndarray  # (k, n_rows)
     has_missing: np.ndarray  # (k,) whether a numeric column has a missing value
+
+    @functools.cached_property
+    def boxes(self) -> tuple[np.ndarray, np.ndarray]:
+        """(k, n_profiles) smallest and largest value of each numeric column in each profile
+        (NaN where the profile's values are missing: a profile fixes which ones are)."""
+        if self.starts.size == 0:
+            empty = np.zeros((self.values.shape[0], 0))
+            return empty, empty
+        return (np.minimum.reduceat(self.values, self.starts, axis=1),
+                np.maximum.reduceat(self.values, self.starts, axis=1))
 
 
 def _group(table: _Table) -> tuple[_Grouped, np.ndarray, np.ndarray]:
@@ -260,9 +276,16 @@ def _matrix_levels(
         local = np.searchsorted(chunk, query.row_profile[rows])
         for offset in range(int(mism.max()) - int(start.min()) + 1):
             level = start + offset
-            if not (best[rows] > level[local]).any():
+            live = best[rows] > level[local]
+            if not live.any():
                 break
-            cand_a, cand_b = np.nonzero(mism == level[:, None])
+            # scan the matrix rows of the profiles with a row that can still improve only
+            need = np.unique(local[live])
+            if need.size * 2 > chunk.size:
+                cand_a, cand_b = np.nonzero(mism == level[:, None])
+            else:
+                sub, cand_b = np.nonzero(mism[need] == level[need, None])
+                cand_a = need[sub]
             _search_level(query, ref, best, rows, local, chunk.size, cand_a, cand_b, level,
                           trees)
 
@@ -285,6 +308,30 @@ def _refine(
             _tree_search(query, ref, best, rows_big[lo:hi], int(b_big[lo]),
                          base_big[lo:hi], trees)
         rows, b, base = rows[~big], b[~big], base[~big]
+    # the rest pair by pair. Where rows have many candidate profiles (data far from every real
+    # record), each profile's box bounds its rows' distance: first, for every run of one row's
+    # candidates, the profile with the smallest bound; then the others that can still beat it
+    if rows.size == 0:
+        return
+    runs = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+    if query.values.shape[0] == 0 or rows.size < _PRUNE_FROM * runs.size:
+        _profile_pairs(query, ref, best, rows, b, base)
+        return
+    bound = base + _box_part(query, ref, rows, b)
+    run = np.repeat(np.arange(runs.size), np.diff(np.r_[runs, rows.size]))
+    lowest = np.flatnonzero(bound == np.minimum.reduceat(bound, runs)[run])
+    lead = np.zeros(rows.size, dtype=bool)
+    lead[lowest[np.r_[True, run[lowest][1:] != run[lowest][:-1]]]] = True
+    for pick in (np.flatnonzero(lead), np.flatnonzero(~lead)):
+        pick = pick[bound[pick] < best[rows[pick]]]
+        _profile_pairs(query, ref, best, rows[pick], b[pick], base[pick])
+
+
+def _profile_pairs(
+    query: _Grouped, ref: _Grouped, best: np.ndarray, rows: np.ndarray,
+    b: np.ndarray, base: np.ndarray,
+) -> None:
+    """Every pair of query ``rows`` with the ref rows of their profile ``b``, in batches."""
     sizes = ref.counts[b]
     bounds = np.searchsorted(np.cumsum(sizes), np.arange(_PAIRS, int(sizes.sum()), _PAIRS))
     for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, b.size], strict=True):
@@ -292,6 +339,24 @@ def _refine(
             n = sizes[lo:hi]
             _pairs(query, ref, best, np.repeat(rows[lo:hi], n),
                    ragged(ref.starts[b[lo:hi]], n), np.repeat(base[lo:hi], n))
+
+
+def _box_part(query: _Grouped, ref: _Grouped, rows: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A lower bound of :func:`_numeric_part` between each query row and every ref row of its
+    profile ``b``: the capped distance to the profile's range in each numeric column (``x``
+    below ``lo`` gives ``lo - x``, which is ``|x - lo|`` to the last bit, and no nearer value
+    is inside; missing adds 0, as there), summed in the same column order."""
+    low, high = ref.boxes
+    out = np.zeros(rows.size)
+    for c in range(query.values.shape[0]):
+        x = query.values[c, rows]
+        d = np.maximum(low[c, b] - x, x - high[c, b])
+        np.maximum(d, 0.0, out=d)
+        np.minimum(d, 1.0, out=d)
+        if query.has_missing[c] or ref.has_missing[c]:
+            d[np.isnan(d)] = 0.0
+        out += d
+    return out
 
 
 def _pairs(

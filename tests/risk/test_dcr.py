@@ -143,9 +143,10 @@ def mixed_tables(draw):
             _frame(draw, n_syn, True))
 
 
-SMALL_BLOCKS = {"_BLOCK": 5, "_PAIRS": 3, "_TREE_MIN": 2}
-ALWAYS_HASH = {"_HASH_STAGES": (0, 1, 2, 3), "_HASH_COST": 0, "_PAIRS": 4}
-NEVER_HASH = {"_HASH_STAGES": ()}
+# _PRUNE_FROM: 0 prunes every candidate profile by its box, a huge value none
+SMALL_BLOCKS = {"_BLOCK": 5, "_PAIRS": 3, "_TREE_MIN": 2, "_PRUNE_FROM": 0}
+ALWAYS_HASH = {"_HASH_STAGES": (0, 1, 2, 3), "_HASH_COST": 0, "_PAIRS": 4, "_PRUNE_FROM": 0}
+NEVER_HASH = {"_HASH_STAGES": (), "_PRUNE_FROM": 10**9}
 
 
 @pytest.mark.parametrize("patch", [{}, SMALL_BLOCKS, ALWAYS_HASH, NEVER_HASH],
