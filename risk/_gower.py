@@ -27,17 +27,12 @@ sizes, not by the table sizes.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-from collections.abc import Sequence
-
 import numpy as np
 import pandas as pd
 from sklearn.neighbors import KDTree
 
 from risk._close_pairs import PackedPairs, block_joins, close_pairs, ragged
-from risk._encode import _numeric_values, combine
-from risk.copies import _value_codes
+from risk._gower_tables import Grouped, group, prepare
 
 _BLOCK = 2**22  # entries of one profile-mismatch block or bound matrix
 _PAIRS = 2**20  # candidate pairs evaluated at once
@@ -47,120 +42,6 @@ _TREE_MIN = 256  # profiles with this many distinct rows are searched with a k-d
 _GEMM_TOLERANCE = 1e-9  # rounding allowance of the squared-distance bound
 _ROUNDING = 1e-12  # allowance between the tree's L1 distance and the exact one
 _PRUNE_FROM = 4  # candidate profiles per query row from which their boxes prune them
-
-
-# ---------------------------------------------------------------------------------------------
-# preparation: profile codes and scaled numeric values
-
-
-@dataclasses.dataclass(frozen=True)
-class _Table:
-    profile: np.ndarray  # (n, q) int64: columns compared by equality, numeric missingness
-    values: np.ndarray  # (k, n) float64: numeric columns scaled by the real range, NaN missing
-
-
-def _prepare(
-    frames: Sequence[pd.DataFrame], n_real_frames: int, columns: Sequence[str],
-    kinds: dict[str, str],
-) -> tuple[list[_Table], tuple[str, ...]]:
-    """Split ``columns`` into profile codes and scaled numeric values, jointly over frames.
-
-    The first ``n_real_frames`` frames are real: numeric ranges come from them.
-    """
-    sizes = [len(f) for f in frames]
-    n_real = sum(sizes[:n_real_frames])
-    profile: list[np.ndarray] = []
-    values: list[np.ndarray] = []
-    numeric: list[str] = []
-    for col in columns:
-        stacked = pd.concat([f[col] for f in frames], ignore_index=True)
-        if kinds[col] in ("numeric", "datetime"):
-            v = _numeric_values(stacked, kinds[col])
-            real = v[:n_real][~np.isnan(v[:n_real])]
-            if real.size and real.max() > real.min():
-                lo, hi = float(real.min()), float(real.max())
-                values.append((v - lo) / (hi - lo))
-                numeric.append(col)
-                missing = np.isnan(v)
-                if missing.any():
-                    profile.append(missing.astype(np.int64))
-                continue
-            profile.append(_value_codes(pd.Series(v), "numeric"))
-        else:
-            profile.append(_value_codes(stacked, kinds[col]))
-    n = sum(sizes)
-    prof = np.column_stack(profile) if profile else np.zeros((n, 0), np.int64)
-    vals = np.vstack(values) if values else np.zeros((0, n))
-    splits = np.cumsum(sizes)[:-1]
-    tables = [
-        _Table(p, v)
-        for p, v in zip(np.split(prof, splits), np.split(vals, splits, axis=1), strict=True)
-    ]
-    return tables, tuple(numeric)
-
-
-def _ids(codes: np.ndarray) -> np.ndarray:
-    """One int64 id per row of an int code matrix (equal ids iff equal rows)."""
-    if codes.shape[1] == 0:
-        return np.zeros(codes.shape[0], dtype=np.int64)
-    return combine(codes, [int(c) for c in codes.max(axis=0) + 1])
-
-
-def _row_ids(table: _Table) -> np.ndarray:
-    """Ids of whole rows (profile plus exact numeric values), one column folded in at a time."""
-    ids = _ids(table.profile)
-    for v in table.values:
-        ids = _ids(np.column_stack([ids, _value_codes(pd.Series(v), "numeric")]))
-    return ids
-
-
-@dataclasses.dataclass(frozen=True)
-class _Grouped:
-    """Distinct rows sorted by profile, with the profile table and where each profile starts."""
-
-    profiles: np.ndarray  # (n_profiles, q) codes
-    row_profile: np.ndarray  # (n_rows,) index into profiles, ascending
-    starts: np.ndarray  # (n_profiles,) first row of each profile
-    counts: np.ndarray  # (n_profiles,) rows of each profile
-    values: np.ndarray  # (k, n_rows)
-    has_missing: np.ndarray  # (k,) whether a numeric column has a missing value
-
-    @functools.cached_property
-    def boxes(self) -> tuple[np.ndarray, np.ndarray]:
-        """(k, n_profiles) smallest and largest value of each numeric column in each profile
-        (NaN where the profile's values are missing: a profile fixes which ones are)."""
-        if self.starts.size == 0:
-            empty = np.zeros((self.values.shape[0], 0))
-            return empty, empty
-        return (np.minimum.reduceat(self.values, self.starts, axis=1),
-                np.maximum.reduceat(self.values, self.starts, axis=1))
-
-
-def _group(table: _Table) -> tuple[_Grouped, np.ndarray, np.ndarray]:
-    """Distinct rows of ``table`` grouped by profile; also ``inverse`` and multiplicities.
-
-    ``inverse[i]`` is the distinct row of original row i; ``weights`` counts original rows.
-    """
-    _, first, inverse, weights = np.unique(
-        _row_ids(table), return_index=True, return_inverse=True, return_counts=True
-    )
-    prof_id = _ids(table.profile)[first]
-    order = np.argsort(prof_id, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    uniq, starts, row_profile, counts = np.unique(
-        prof_id[order], return_index=True, return_inverse=True, return_counts=True
-    )
-    rows = first[order]
-    grouped = _Grouped(
-        profiles=table.profile[rows[starts]],
-        row_profile=row_profile.ravel(),
-        starts=starts,
-        counts=counts,
-        values=table.values[:, rows],
-        has_missing=np.isnan(table.values).any(axis=1),
-    )
-    return grouped, rank[inverse.ravel()], weights[order]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -176,7 +57,7 @@ def _mismatches(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def _numeric_part(query: _Grouped, ref: _Grouped, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+def _numeric_part(query: Grouped, ref: Grouped, i: np.ndarray, j: np.ndarray) -> np.ndarray:
     """Sum over numeric columns of ``min(|x - y|, 1)`` for pairs (i, j); missing adds 0 here.
 
     A missing value against a value adds 1 through the profile (its missingness code).
@@ -191,7 +72,7 @@ def _numeric_part(query: _Grouped, ref: _Grouped, i: np.ndarray, j: np.ndarray) 
     return out
 
 
-def _nearest(query: _Grouped, ref: _Grouped) -> np.ndarray:
+def _nearest(query: Grouped, ref: Grouped) -> np.ndarray:
     """Summed Gower distance (p times the mean) from each query row to its closest ref row.
 
     Profile mismatch levels are searched in stages (``_HASH_STAGES``): levels up to 1 for
@@ -234,7 +115,7 @@ def _nearest(query: _Grouped, ref: _Grouped) -> np.ndarray:
 
 
 def _search_level(
-    query: _Grouped, ref: _Grouped, best: np.ndarray, rows: np.ndarray, local: np.ndarray,
+    query: Grouped, ref: Grouped, best: np.ndarray, rows: np.ndarray, local: np.ndarray,
     n_local: int, cand_a: np.ndarray, cand_b: np.ndarray, level: int | np.ndarray,
     trees: dict[int, KDTree],
 ) -> None:
@@ -260,7 +141,7 @@ def _search_level(
 
 
 def _matrix_levels(
-    query: _Grouped, ref: _Grouped, best: np.ndarray, open_rows: np.ndarray, floor: int,
+    query: Grouped, ref: Grouped, best: np.ndarray, open_rows: np.ndarray, floor: int,
     trees: dict[int, KDTree],
 ) -> None:
     """Search levels >= ``floor`` for ``open_rows`` (sorted) through the mismatch matrix."""
@@ -291,7 +172,7 @@ def _matrix_levels(
 
 
 def _refine(
-    query: _Grouped, ref: _Grouped, best: np.ndarray, rows: np.ndarray,
+    query: Grouped, ref: Grouped, best: np.ndarray, rows: np.ndarray,
     b: np.ndarray, base: np.ndarray, trees: dict[int, KDTree],
 ) -> None:
     """Lower ``best[rows]`` to the exact distance to the ref rows of profile ``b``.
@@ -328,7 +209,7 @@ def _refine(
 
 
 def _profile_pairs(
-    query: _Grouped, ref: _Grouped, best: np.ndarray, rows: np.ndarray,
+    query: Grouped, ref: Grouped, best: np.ndarray, rows: np.ndarray,
     b: np.ndarray, base: np.ndarray,
 ) -> None:
     """Every pair of query ``rows`` with the ref rows of their profile ``b``, in batches."""
@@ -341,7 +222,7 @@ def _profile_pairs(
                    ragged(ref.starts[b[lo:hi]], n), np.repeat(base[lo:hi], n))
 
 
-def _box_part(query: _Grouped, ref: _Grouped, rows: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _box_part(query: Grouped, ref: Grouped, rows: np.ndarray, b: np.ndarray) -> np.ndarray:
     """A lower bound of :func:`_numeric_part` between each query row and every ref row of its
     profile ``b``: the capped distance to the profile's range in each numeric column (``x``
     below ``lo`` gives ``lo - x``, which is ``|x - lo|`` to the last bit, and no nearer value
@@ -360,7 +241,7 @@ def _box_part(query: _Grouped, ref: _Grouped, rows: np.ndarray, b: np.ndarray) -
 
 
 def _pairs(
-    query: _Grouped, ref: _Grouped, best: np.ndarray, i: np.ndarray,
+    query: Grouped, ref: Grouped, best: np.ndarray, i: np.ndarray,
     j: np.ndarray, base: np.ndarray,
 ) -> None:
     """Exact distances of the pairs (query row i, ref row j) folded into ``best``."""
@@ -369,7 +250,7 @@ def _pairs(
 
 
 def _tree_search(
-    query: _Grouped, ref: _Grouped, best: np.ndarray, rows: np.ndarray, b: int,
+    query: Grouped, ref: Grouped, best: np.ndarray, rows: np.ndarray, b: int,
     base: np.ndarray, trees: dict[int, KDTree],
 ) -> None:
     """Closest record among the many ref rows of profile ``b``, for query ``rows``.
@@ -408,7 +289,7 @@ def _tree_search(
 
 
 def _bounded_block(
-    query: _Grouped, ref: _Grouped, best: np.ndarray, rows: np.ndarray, b: int,
+    query: Grouped, ref: Grouped, best: np.ndarray, rows: np.ndarray, b: int,
     base: np.ndarray,
 ) -> None:
     """Closest record among the ref rows of profile ``b`` by a lower bound and refinement.
@@ -448,8 +329,8 @@ def nearest_distances(
     Returns the distances (one array per real frame, over distinct synthetic rows), the
     numeric columns, ``inverse`` (distinct row of every synthetic row) and multiplicities.
     """
-    tables, numeric = _prepare([*real, synthetic], len(real), columns, kinds)
-    query, inverse, weights = _group(tables[-1])
+    tables, numeric = prepare([*real, synthetic], len(real), columns, kinds)
+    query, inverse, weights = group(tables[-1])
     p = max(1, len(columns))
-    out = [_nearest(query, _group(t)[0]) / p for t in tables[:-1]]
+    out = [_nearest(query, group(t)[0]) / p for t in tables[:-1]]
     return out, numeric, inverse, weights
