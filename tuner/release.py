@@ -134,13 +134,16 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
         # invocations working on one study each export at their end: one writer at a time
         try:
             with FileLock(str(folder.parent / f".{folder.name}.lock"), timeout=3600):
-                out = _export(ctx, study, best, folder)
+                try:
+                    out = _export(ctx, study, best, folder)
+                except ReleaseRejected:
+                    _withdraw(ctx, study, best, folder)  # under the writers' lock
+                    raise
             break
         except BaseException as exc:
             with claim_lock(ctx, "release-claim"):  # let the next worker or invocation try
                 if isinstance(exc, ReleaseRejected):
                     study.set_user_attr(f"{REJECTED_PREFIX}{best.number}", str(exc))
-                    _withdraw(ctx, study, best, folder)
                 if study.user_attrs.get(CLAIM_ATTR) == {"trial": best.number, "by": me}:
                     study.set_user_attr(CLAIM_ATTR, {})
             if not isinstance(exc, ReleaseRejected):
@@ -165,14 +168,16 @@ def _withdraw(ctx: Context, study: optuna.Study, refused: optuna.trial.FrozenTri
               folder: Path) -> None:
     """When the refused trial is the released one (exported before its data were scored in
     full), its release folder is moved aside as withdrawn and no trial counts as released."""
-    if study.user_attrs.get(RELEASED_ATTR) != refused.number:
-        return
-    if (folder / "manifest.json").exists():
+    manifest_file = folder / "manifest.json"
+    if manifest_file.exists() and json.loads(manifest_file.read_text()).get("trial") == \
+            refused.number:
         aside = folder.with_name(f"{folder.name}.withdrawn-trial-{refused.number}")
         shutil.rmtree(aside, ignore_errors=True)
         folder.rename(aside)
         print(f"release: {folder} held trial {refused.number}'s data: moved to {aside}; do "
               "not publish them", flush=True)
+    if study.user_attrs.get(RELEASED_ATTR) != refused.number:
+        return
     study.set_user_attr(RELEASED_ATTR, None)
     study.set_user_attr(WHERE_ATTR, {})
     run_id = refused.user_attrs.get("mlflow_run_id")
