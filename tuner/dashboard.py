@@ -14,9 +14,10 @@ feasible and the trial with the lowest loss as the best, however infeasible.
 * every trial it serves also carries its constraint values as the list the dashboard reads, so
   its plots grey out infeasible trials and "Include infeasible trials" works.
 
-When no trial is feasible there is no best trial, but the dashboard asks for one whenever a
-trial is complete; :class:`FeasibleBestOnly` (a Bottle plugin) then removes an infeasible
-"best" trial from the study's API answer, so the dashboard shows none.
+When no trial is feasible (or every feasible one was refused at release) there is no best
+trial, but the dashboard asks for one whenever a trial is complete; :class:`FeasibleBestOnly`
+(a Bottle plugin) then removes an infeasible or refused "best" trial from the study's API
+answer, so the dashboard shows none.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from optuna.storages import BaseStorage
 from optuna.trial import FrozenTrial
 
 from tuner.config import ConfigError
+from tuner.trials import best_feasible, pareto_choice, rejected
 
 DASHBOARD_CONSTRAINTS_KEY = "constraints"  # what optuna-dashboard 0.21 reads: a list of floats
 STUDY_DETAIL_RULE = "/api/studies/<study_id:int>"  # the dashboard's route with "best_trials"
@@ -65,8 +67,6 @@ class FeasibilityStorage(BaseStorage):
     def get_best_trial(self, study_id: int) -> FrozenTrial:
         name = self._inner.get_study_name_from_id(study_id)
         study = optuna.load_study(study_name=name, storage=self._inner)
-        from tuner.trials import best_feasible
-
         # the trial the release takes: feasible, lowest loss, not refused at release
         best = best_feasible(study) if len(study.directions) == 1 else None
         if best is None:
@@ -163,17 +163,20 @@ class FeasibleBestOnly:
             if len(body.get("directions", ())) > 1 and "trials" in body:
                 front = self._feasible_front(int(kwargs["study_id"]))
                 body["best_trials"] = [t for t in body["trials"] if t.get("number") in front]
-            else:
+            else:  # feasible, and not refused at release (tuner.release)
+                refused = rejected(self._study(int(kwargs["study_id"])))
                 body["best_trials"] = [t for t in body["best_trials"]
-                                       if all(c <= 0 for c in t.get("constraints", []))]
+                                       if all(c <= 0 for c in t.get("constraints", []))
+                                       and t.get("number") not in refused]
             return body
         return wrapper
 
-    def _feasible_front(self, study_id: int) -> set[int]:
-        from tuner.trials import pareto_choice
-
+    def _study(self, study_id: int) -> optuna.Study:
         name = self._storage.get_study_name_from_id(study_id)
-        choice = pareto_choice(optuna.load_study(study_name=name, storage=self._storage))
+        return optuna.load_study(study_name=name, storage=self._storage)
+
+    def _feasible_front(self, study_id: int) -> set[int]:
+        choice = pareto_choice(self._study(study_id))
         return set() if choice is None else {t.number for t in choice[1]}
 
 

@@ -72,6 +72,18 @@ def test_best_trial_is_the_best_feasible_one(url):
     assert set(again.trials[0].constraints) == {"m", "copies"}
 
 
+def test_a_trial_refused_at_release_is_not_the_best(url):
+    # trial 0 was feasible as scored but its data failed DCR in full at release (tuner.release):
+    # the best is the trial the release takes; when every feasible one is refused, none
+    study_id = _study(url, "r", [(-0.96, {"m": -0.1}), (-0.90, {"m": -0.1}), (-0.99, {"m": 0.2})])
+    study = optuna.load_study(study_name="r", storage=url)
+    study.set_user_attr("release_rejected:0", "its data fail 'dcr' with every record scored")
+    ours = app(open_storage(url))
+    assert _best(ours, study_id) == [1]
+    study.set_user_attr("release_rejected:1", "the same")
+    assert _best(ours, study_id) == []
+
+
 def test_no_feasible_trial_means_no_best_trial(url):
     study_id = _study(url, "none", [(-0.9, {"m": 0.3}), (-0.5, {"m": 0.01})])
     storage = open_storage(url)
