@@ -230,8 +230,9 @@ def evaluate(cfg: Config, split: Split, name: str, params: dict[str, Any], *, se
              threads: int = 1, release: bool = False) -> Evaluation:
     """Fit ``name`` with ``params`` on the training split and score its synthetic data (in
     partial synthesis, its m partially synthetic sets). ``release``: the release's evaluation,
-    which also computes what only its report shows (M's F1 at every Hamming threshold); the
-    constraints and the loss are the same numbers either way."""
+    which also computes what only its report shows (M's F1 at every Hamming threshold) and
+    scores every synthetic record where a trial scores a sample (DCR, ``MeasureSpec.sampled``);
+    every other constraint, and the loss, are the same numbers either way."""
     if cfg.study.synthesize:
         part = synthesize_partial(
             name, params, split.train, synthesize=cfg.study.synthesize, seed=seed,

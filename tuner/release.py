@@ -1,10 +1,10 @@
 """Release candidate (DESIGN section 9): the best feasible trial, re-created and exported.
 
-The synthetic data are made again from the trial's synthesiser, parameters, seed and thread
-count (nothing was pickled) and scored again, now with every synthetic record where a trial
-scored a sample (DCR). Re-created data that differ from the trial's (another U) stop the export
-loudly; the same data failing a constraint in full refuse that trial for good (study attribute
-``release_rejected:N``, :class:`ReleaseRejected`) and the next best feasible trial is tried.
+The synthetic data are made again and checked by :mod:`tuner.recreate`: data that are not
+the trial's, or that fail a constraint because the limits changed, stop the export loudly; the
+trial's very data failing, scored in full, a constraint it estimated on a sample (DCR) refuse
+that trial for good (study attribute ``release_rejected:N``, :class:`ReleaseRejected`), withdraw
+its release if it was the released one, and the next best feasible trial is tried.
 
 ``release/`` holds the synthetic data, ``manifest.json`` (fingerprint of the data, never the
 data; synthesiser, parameters, seeds, package versions, every metric and interval, each
@@ -34,16 +34,15 @@ import optuna
 from filelock import FileLock
 
 import risk
-from tuner import measures, plots, report, utility
+from tuner import plots, report, utility
 from tuner.budget import pid_alive
 from tuner.context import Context
-from tuner.evaluation import Evaluation, evaluate
+from tuner.evaluation import Evaluation
 from tuner.manifest import SPLIT_FILE, manifest, set_files, sha256_file
-from tuner.objective import trial_params
+from tuner.recreate import NoFeasibleTrial, ReleaseRejected, recreate
 from tuner.storage import claim_lock
 from tuner.tracking import Tracker, is_remote
 from tuner.trials import (
-    DATA_SHA256_ATTR,
     PARETO_PICK_ATTR,
     REJECTED_PREFIX,
     best_feasible,
@@ -57,15 +56,6 @@ from tuner.trials import (
 RELEASED_ATTR = "released_trial"  # study attribute: the number of the released trial
 CLAIM_ATTR = "release_claim"  # study attribute: which worker exports which trial
 WHERE_ATTR = "release_where"  # study attribute: where the release was written and logged
-
-
-class NoFeasibleTrial(RuntimeError):
-    """No trial met every constraint; the message says which failed how often."""
-
-
-class ReleaseRejected(RuntimeError):
-    """A feasible trial's data, re-created bit for bit, fail a constraint once every record is
-    scored (a trial scores DCR on a sample): the trial is never released."""
 
 
 def explain_infeasible(study: optuna.Study) -> str:
@@ -134,16 +124,17 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
         # invocations working on one study each export at their end: one writer at a time
         try:
             with FileLock(str(folder.parent / f".{folder.name}.lock"), timeout=3600):
+                _withdraw_refused(ctx, study, folder)  # one refused before, not yet withdrawn
                 try:
                     out = _export(ctx, study, best, folder)
-                except ReleaseRejected:
-                    _withdraw(ctx, study, best, folder)  # under the writers' lock
+                except ReleaseRejected as exc:
+                    with claim_lock(ctx, "release-claim"):  # recorded first, whatever follows
+                        study.set_user_attr(f"{REJECTED_PREFIX}{best.number}", str(exc))
+                    _withdraw_refused(ctx, study, folder)
                     raise
             break
         except BaseException as exc:
             with claim_lock(ctx, "release-claim"):  # let the next worker or invocation try
-                if isinstance(exc, ReleaseRejected):
-                    study.set_user_attr(f"{REJECTED_PREFIX}{best.number}", str(exc))
                 if study.user_attrs.get(CLAIM_ATTR) == {"trial": best.number, "by": me}:
                     study.set_user_attr(CLAIM_ATTR, {})
             if not isinstance(exc, ReleaseRejected):
@@ -164,25 +155,43 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
     return out
 
 
-def _withdraw(ctx: Context, study: optuna.Study, refused: optuna.trial.FrozenTrial,
-              folder: Path) -> None:
-    """When the refused trial is the released one (exported before its data were scored in
-    full), its release folder is moved aside as withdrawn and no trial counts as released."""
-    manifest_file = folder / "manifest.json"
-    if manifest_file.exists() and json.loads(manifest_file.read_text()).get("trial") == \
-            refused.number:
-        aside = folder.with_name(f"{folder.name}.withdrawn-trial-{refused.number}")
-        shutil.rmtree(aside, ignore_errors=True)
-        folder.rename(aside)
-        print(f"release: {folder} held trial {refused.number}'s data: moved to {aside}; do "
-              "not publish them", flush=True)
-    if study.user_attrs.get(RELEASED_ATTR) != refused.number:
+def _withdraw_refused(ctx: Context, study: optuna.Study, folder: Path) -> None:
+    """Withdraw a release whose trial was refused (exported before its data were scored in
+    full): its folder, here or where the study says it was written, moved aside as
+    ``NAME.withdrawn-trial-N``; its MLflow run tagged released = false; then no trial counts as
+    released. Called under the writers' file lock; a failure stops the export and says what
+    must not be published (the refusal is already recorded: the next export tries again)."""
+    refused = rejected(study)
+    where = study.user_attrs.get(WHERE_ATTR) or {}
+    places = {folder} | ({Path(where["folder"])} if where.get("trial") in refused
+                         and where.get("folder") else set())
+    for place in places:
+        manifest_file = place / "manifest.json"
+        if not manifest_file.exists():
+            continue
+        trial = json.loads(manifest_file.read_text()).get("trial")
+        if trial not in refused:
+            continue
+        aside = place.with_name(f"{place.name}.withdrawn-trial-{trial}")
+        try:
+            shutil.rmtree(aside, ignore_errors=True)
+            place.rename(aside)
+        except OSError as exc:
+            raise NoFeasibleTrial(
+                f"trial {trial} was refused at release ({refused[trial]}), but its release "
+                f"folder {place} could not be moved aside ({exc}): do not publish it; fix "
+                "that and run `risk-tuner release` again to withdraw it") from exc
+        print(f"release: {place} held trial {trial}'s data, refused: moved to {aside}; do not "
+              "publish them", flush=True)
+    released = study.user_attrs.get(RELEASED_ATTR)
+    if released not in refused:
         return
+    run_id = next((t.user_attrs.get("mlflow_run_id") for t in study.get_trials(deepcopy=False)
+                   if t.number == released), None)
+    if run_id:  # tagged before the attribute is cleared: a failure here is retried next time
+        Tracker(ctx.mlflow_uri, ctx.cfg.study.name, ctx.output).mark_withdrawn(run_id)
     study.set_user_attr(RELEASED_ATTR, None)
     study.set_user_attr(WHERE_ATTR, {})
-    run_id = refused.user_attrs.get("mlflow_run_id")
-    if run_id:
-        Tracker(ctx.mlflow_uri, ctx.cfg.study.name, ctx.output).mark_withdrawn(run_id)
 
 
 def selection(study: optuna.Study, best: optuna.trial.FrozenTrial) -> dict[str, Any]:
@@ -228,51 +237,6 @@ def release_note(study: optuna.Study) -> str:
         note += (f"; in MLflow as {where['mlflow_artifacts']} (mlflow artifacts download "
                  f"--artifact-uri {where['mlflow_artifacts']} --dst-path DIR)")
     return note
-
-
-def _recreate(ctx: Context, best: optuna.trial.FrozenTrial) -> Evaluation:
-    """The trial's data made and scored again, every record where the trial scored a sample.
-
-    Raises :class:`NoFeasibleTrial` when the data are not the trial's (the synthesiser does not
-    reproduce here) or fail a constraint the trial computed the same way (the ``[risk]`` limits
-    changed since it ran), and :class:`ReleaseRejected` when the trial's very data fail only
-    constraints it estimated on a sample (``MeasureSpec.sampled``)."""
-    name, params = trial_params(best)
-    ev = evaluate(ctx.cfg, ctx.split, name, params, seed=int(best.user_attrs["seed"]),
-                  threads=int(best.user_attrs.get("threads", 1)), release=True)
-    if ev.feasible:
-        return ev
-    failed = {k: v for k, v in ev.constraints.items() if v > 0}
-    detail = ", ".join(f"{k!r} (margin {v:+.4f}; when the trial ran: "
-                       f"{best.constraints.get(k, float('nan')):+.4f})" for k, v in failed.items())
-    same, evidence = _same_data(best, ev)
-    if not same:
-        raise NoFeasibleTrial(
-            f"trial {best.number} was feasible but its re-created data are not: they fail "
-            f"{detail}; the synthesiser does not reproduce here ({evidence})")
-    if not all(measures.sampled_constraint(k) for k in failed):
-        raise NoFeasibleTrial(
-            f"trial {best.number}'s data, re-created bit for bit, fail {detail} under the "
-            "current [risk] limits: were they changed since the study ran? A study's trials "
-            "are judged under the limits they ran with; run a new study (another study.name or "
-            "--output) to apply new ones")
-    raise ReleaseRejected(
-        f"its data, re-created bit for bit ({evidence}), fail {detail} with every synthetic "
-        "record scored (the trial scored a sample)")
-
-
-def _same_data(best: optuna.trial.FrozenTrial, ev: Evaluation) -> tuple[bool, str]:
-    """Whether ``ev`` scored the data ``best`` scored, and the evidence: the trial's data
-    fingerprint; for trials run before it was recorded, U and every constraint computed the
-    same way at release equal to the trial's, bit for bit."""
-    recorded = best.user_attrs.get(DATA_SHA256_ATTR)
-    if recorded is not None:
-        return recorded == ev.data_sha256(), "data fingerprint"
-    utility = best.user_attrs.get("metrics", {}).get("utility")
-    same = utility is not None and float(utility) == ev.utility and all(
-        best.constraints.get(k) == v for k, v in ev.constraints.items()
-        if not measures.sampled_constraint(k))
-    return same, "U and the constraints computed alike equal the trial's"
 
 
 def _figures(ev: Evaluation, ctx: Context, folder: Path) -> dict[str, str]:
@@ -327,7 +291,7 @@ def write_split(ctx: Context) -> Path:
 
 def _export(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
             folder: Path) -> Path:
-    ev = _recreate(ctx, best)
+    ev = recreate(ctx, best)
     staging = folder.with_name(f".{folder.name}.partial-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)

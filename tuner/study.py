@@ -166,7 +166,6 @@ def _finish_parent(tracker: Tracker, parent: str, study: optuna.Study, cfg: Conf
     tracker.log(parent, metrics={
         "trials_finished": len(frame), "trials_complete": len(complete),
         "trials_feasible": int(complete["feasible"].sum()) if len(complete) else 0,
-        "trials_refused_at_release": int(complete["refused"].sum()) if len(complete) else 0,
         **({"best_feasible_loss": loss_of(best)} if best else {}),
         **({"pareto_front_size": len(front)} if is_pareto(study) else {}),
     })

@@ -342,24 +342,37 @@ def test_release_scores_dcr_in_full_and_refuses_a_trial_that_fails_then(tmp_path
     feasible = [t for t in study.trials if is_feasible(t)]
     assert len(feasible) >= 2  # seeded: 4 CART trials on Fair, all feasible
 
-    # limits changed since the study ran: the same data fail 'copies', which a trial computes
-    # as the release does; the export stops and refuses nothing
-    changed = config.load(write_config(tmp_path, n_trials=4, synthesizers=("cart",),
-                                       extra_risk="copy_limit = -1.0"))
-    with pytest.raises(NoFeasibleTrial, match="'copies'.*were they changed since"):
-        export(prepare(changed), study)
-    # the re-created data are not the trial's (another fingerprint): not reproducible
-    failing.add(study.trials[first].user_attrs["seed"])
+    # limits changed since the study ran: the same data fail 'copies' (computed by a trial as
+    # by the release) or, scored in full, pass DCR under the limit the trial ran with but not a
+    # stricter one; the export stops and refuses nothing
+    for stricter, name in (("copy_limit = -1.0", "'copies'"), ("dcr_limit = -1.0", "'dcr'")):
+        changed = config.load(write_config(tmp_path, n_trials=4, synthesizers=("cart",),
+                                           extra_risk=stricter))
+        with pytest.raises(NoFeasibleTrial, match=f"{name}.*were they changed since"):
+            export(prepare(changed), study)
+    # the re-created data are not the trial's (another fingerprint): the export stops, even
+    # though they pass every constraint
     with monkeypatch.context() as m:
         m.setattr(Evaluation, "data_sha256", lambda self: "0" * 64)
         with pytest.raises(NoFeasibleTrial, match="does not reproduce here"):
             export(ctx, study)
     assert not rejected(study) and best_feasible(study).number == first
 
-    # the released trial's very data fail DCR in full: refused, withdrawn, the next released
-    out = export(ctx, study)
+    # the released trial's very data fail DCR in full: refused, recorded before its release is
+    # withdrawn; a folder that cannot be moved aside stops the export and says so
+    failing.add(study.trials[first].user_attrs["seed"])
+    real_rename = Path.rename
+    with monkeypatch.context() as m:
+        m.setattr(Path, "rename", lambda self, target: (_ for _ in ()).throw(
+            PermissionError(13, "Permission denied")) if "withdrawn" in str(target)
+            else real_rename(self, target))
+        with pytest.raises(NoFeasibleTrial, match="could not be moved aside.*do not publish"):
+            export(ctx, study)
     why = study.user_attrs[f"release_rejected:{first}"]
-    assert "'dcr'" in why and "every synthetic record" in why and "data fingerprint" in why
+    assert "'dcr'" in why and "every synthetic record" in why and "data fingerprints" in why
+    assert json.loads((release / "manifest.json").read_text())["trial"] == first
+    # the next export withdraws it first, then releases the next best trial
+    out = export(ctx, study)
     manifest = json.loads((out / "manifest.json").read_text())
     second = manifest["trial"]
     assert second != first and best_feasible(study).number == second

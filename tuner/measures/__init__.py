@@ -15,6 +15,7 @@ infeasible: a measure that could not be computed never passes a gate.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
@@ -57,6 +58,21 @@ def sampled_constraint(name: str) -> bool:
     return any(m.sampled and any(b.name == bound for b in m.bounds) for m in MEASURES.values())
 
 
+def margin_then(name: str, now: Mapping[str, float], then: Mapping[str, float],
+                margin: float) -> float:
+    """Constraint ``name``'s value for the metrics ``now`` under the limit in force when the
+    metrics ``then`` gave the value ``margin`` (a constraint is ``metric - limit`` or ``limit -
+    metric``: the limit is recovered from them); NaN when either metric is missing."""
+    bound_name, _, label = name.partition(".")
+    for spec in MEASURES.values():
+        for bound in spec.bounds:
+            if bound.name == bound_name:
+                key = f"{bound.metric}.{label}" if label else bound.metric
+                shift = float(now.get(key, math.nan)) - float(then.get(key, math.nan))
+                return margin + shift if bound.sense == "max" else margin - shift
+    return math.nan
+
+
 def column_options(opts: Mapping[str, Any]) -> dict[str, Sequence[str]]:
     """``risk.KEY`` -> column names, for every option that names columns of the data."""
     return {f"risk.{k}": list(opts[k]) for k, o in options().items() if o.kind == "columns"}
@@ -72,4 +88,4 @@ def check(opts: Mapping[str, Any]) -> list[str]:
 
 
 __all__ = ["MEASURES", "Bound", "Inputs", "MeasureSpec", "Option", "Outcome", "ReportRow",
-           "check", "column_options", "enabled", "options", "sampled_constraint"]
+           "check", "column_options", "enabled", "margin_then", "options", "sampled_constraint"]
