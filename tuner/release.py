@@ -71,8 +71,8 @@ def explain_infeasible(study: optuna.Study) -> str:
         lines += [f"  trial {n}: {why}" for n, why in sorted(refused.items())]
         if len(complete) and complete["feasible"].sum() == len(refused):
             lines.append("What to try: more trials (the search goes on from what it learned), "
-                         "or tighter limits on the measures refused above, which trials "
-                         "estimate on a sample, so that the search keeps a margin.")
+                         "or a new study with a tighter limit on the measures refused above "
+                         "(trials estimate them on a sample), so that its search keeps a margin.")
             return "\n".join(lines)
     for col in [c for c in complete.columns if c.startswith("c.")]:
         failed = int((complete[col] > 0).sum())

@@ -101,7 +101,7 @@ class MeasureSpec:
     report: Callable[[str, risk.Result, Mapping[str, Any]], list[ReportRow]] | None = None
     checks: Callable[[Mapping[str, Any]], list[str]] | None = None
     # a trial estimates it on a sample of the synthetic records, the release on every one: a
-    # trial whose data then fail it is refused at release (tuner.release.ReleaseRejected)
+    # trial whose data then fail it is refused at release (tuner.recreate.ReleaseRejected)
     sampled: bool = False
 
     def flat_metrics(self, outcome: Outcome) -> dict[str, float]:
