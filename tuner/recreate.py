@@ -50,7 +50,7 @@ def recreate(ctx: Context, best: optuna.trial.FrozenTrial) -> Evaluation:
     if ev.feasible:
         return ev
     then = best.user_attrs.get("metrics", {})
-    failed = {k: v for k, v in ev.constraints.items() if v > 0}
+    failed = {k: v for k, v in ev.constraints.items() if not v <= 0}  # NaN fails too
     detail = ", ".join(f"{k!r} (margin {v:+.4f}; when the trial ran: "
                        f"{best.constraints.get(k, math.nan):+.4f})" for k, v in failed.items())
     refusing = all(
