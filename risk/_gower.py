@@ -64,12 +64,18 @@ def _numeric_part(query: Grouped, ref: Grouped, i: np.ndarray, j: np.ndarray) ->
     """
     out = np.zeros(i.size)
     for c in range(query.values.shape[0]):
-        d = np.abs(query.values[c, i] - ref.values[c, j])
-        np.minimum(d, 1.0, out=d)
-        if query.has_missing[c] or ref.has_missing[c]:
-            d[np.isnan(d)] = 0.0
-        out += d
+        out += _capped(np.abs(query.values[c, i] - ref.values[c, j]), query, ref, c)
     return out
+
+
+def _capped(d: np.ndarray, query: Grouped, ref: Grouped, c: int) -> np.ndarray:
+    """Column ``c``'s part of the numeric distance, ``d`` capped at 1, missing adding 0 (in
+    place): one rule for the pairs and for the profile boxes' bound, so that the bound is the
+    same float operations on a smaller ``d``, never above a pair's value."""
+    np.minimum(d, 1.0, out=d)
+    if query.has_missing[c] or ref.has_missing[c]:
+        d[np.isnan(d)] = 0.0
+    return d
 
 
 def _nearest(query: Grouped, ref: Grouped) -> np.ndarray:
@@ -232,11 +238,7 @@ def _box_part(query: Grouped, ref: Grouped, rows: np.ndarray, b: np.ndarray) -> 
     for c in range(query.values.shape[0]):
         x = query.values[c, rows]
         d = np.maximum(low[c, b] - x, x - high[c, b])
-        np.maximum(d, 0.0, out=d)
-        np.minimum(d, 1.0, out=d)
-        if query.has_missing[c] or ref.has_missing[c]:
-            d[np.isnan(d)] = 0.0
-        out += d
+        out += _capped(np.maximum(d, 0.0, out=d), query, ref, c)
     return out
 
 

@@ -49,13 +49,13 @@ def recreate(ctx: Context, best: optuna.trial.FrozenTrial) -> Evaluation:
             f"({evidence} differ): the synthesiser does not reproduce here; nothing released")
     if ev.feasible:
         return ev
-    then = best.user_attrs.get("metrics", {})
+    now, then = ev.metrics(), best.user_attrs.get("metrics", {})
     failed = {k: v for k, v in ev.constraints.items() if not v <= 0}  # NaN fails too
     detail = ", ".join(f"{k!r} (margin {v:+.4f}; when the trial ran: "
                        f"{best.constraints.get(k, math.nan):+.4f})" for k, v in failed.items())
     refusing = all(
         measures.sampled_constraint(k)
-        and measures.margin_then(k, ev.metrics(), then, best.constraints.get(k, math.nan)) > 0
+        and measures.margin_then(k, now, then, best.constraints.get(k, math.nan)) > 0
         for k in failed)
     if not refusing:
         raise NoFeasibleTrial(

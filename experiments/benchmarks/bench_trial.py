@@ -26,7 +26,7 @@ import pandas as pd
 from experiments.datasets import read_adult
 from experiments.reporting import markdown_table, timed, write_section
 from tuner import categorical, config, measures
-from tuner.context import prepare
+from tuner.context import Context, prepare
 from tuner.evaluation import score, utility_score
 from tuner.families import SYNTHESIZERS
 from tuner.measures.gate import removed_by_gate
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _copula_space(cfg: config.Config, ctx: object, repeats: int) -> str:
+def _copula_space(cfg: config.Config, ctx: Context, repeats: int) -> str:
     """The Gaussian copula over its search space: a study's copula trials draw
     ``default_distribution``, and the fit's cost depends on it. Per choice: fit and sample once,
     then the whole of ``score`` (gate, utility, every measure) the median of ``repeats`` runs."""
@@ -155,8 +155,8 @@ def _copula_space(cfg: config.Config, ctx: object, repeats: int) -> str:
     rows = []
     for dist in choices:
         syn = synthesize("gaussian_copula", {"default_distribution": dist},
-                         ctx.split.train, seed=1)  # type: ignore[attr-defined]
-        scored = timed(lambda s=syn: score(cfg, ctx.split, s.synthetic, seed=1),  # type: ignore
+                         ctx.split.train, seed=1)
+        scored = timed(lambda s=syn: score(cfg, ctx.split, s.synthetic, seed=1),
                        repeats)[1]
         trial = syn.fit_seconds + syn.sample_seconds + scored
         rows.append({"default_distribution": dist, "fit": syn.fit_seconds,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
@@ -244,3 +245,23 @@ def test_data_changed_under_an_existing_study_is_exit_2_naming_the_data(tmp_path
     assert main(["run", str(path), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert "was run on other data" in err and "fair.csv" in err and "Traceback" not in err
+
+
+def test_margin_under_the_limit_a_trial_ran_with():
+    # a constraint is metric - limit ("max") or limit - metric ("min"); the release's value
+    # under the trial's limit follows from the trial's margin and the two metrics, whatever
+    # the limit in force now
+    from tuner import measures
+
+    # dcr: excess 0.05 under limit 0.1 gave -0.05; in full the excess is 0.12 -> +0.02
+    assert measures.margin_then("dcr", {"dcr_excess": 0.12}, {"dcr_excess": 0.05},
+                                -0.05) == pytest.approx(0.02)
+    # fmr (a floor): 0.9 over floor 0.8 gave -0.1; now 0.75 -> +0.05
+    assert measures.margin_then("fmr", {"fmr_or_1": 0.75}, {"fmr_or_1": 0.9},
+                                -0.1) == pytest.approx(0.05)
+    # a per-target constraint reads its labelled metric; an unknown one is undefined
+    assert measures.margin_then("cap.income", {"cap_difference.income": 0.2},
+                                {"cap_difference.income": 0.0}, -0.05) == pytest.approx(0.15)
+    assert math.isnan(measures.margin_then("nope", {}, {}, 0.0))
+    assert measures.sampled_constraint("dcr") and not measures.sampled_constraint("copies")
+    assert not measures.sampled_constraint("cap.income")

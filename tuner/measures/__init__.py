@@ -51,11 +51,22 @@ def enabled(opts: Mapping[str, Any]) -> list[MeasureSpec]:
     return [m for m in MEASURES.values() if m.enabled(opts)]
 
 
+def _bound_of(name: str) -> tuple[MeasureSpec, Bound, str] | None:
+    """The measure and bound of constraint ``name`` (``bound`` or ``bound.LABEL``), and the
+    flat metric it bounds."""
+    bound_name, _, label = name.partition(".")
+    for spec in MEASURES.values():
+        for bound in spec.bounds:
+            if bound.name == bound_name:
+                return spec, bound, f"{bound.metric}.{label}" if label else bound.metric
+    return None
+
+
 def sampled_constraint(name: str) -> bool:
-    """Whether constraint ``name`` (``bound`` or ``bound.LABEL``) belongs to a measure a trial
-    estimates on a sample and the release computes on every record (``MeasureSpec.sampled``)."""
-    bound = name.split(".", 1)[0]
-    return any(m.sampled and any(b.name == bound for b in m.bounds) for m in MEASURES.values())
+    """Whether constraint ``name`` belongs to a measure a trial estimates on a sample and the
+    release computes on every record (``MeasureSpec.sampled``)."""
+    found = _bound_of(name)
+    return found is not None and found[0].sampled
 
 
 def margin_then(name: str, now: Mapping[str, float], then: Mapping[str, float],
@@ -63,14 +74,12 @@ def margin_then(name: str, now: Mapping[str, float], then: Mapping[str, float],
     """Constraint ``name``'s value for the metrics ``now`` under the limit in force when the
     metrics ``then`` gave the value ``margin`` (a constraint is ``metric - limit`` or ``limit -
     metric``: the limit is recovered from them); NaN when either metric is missing."""
-    bound_name, _, label = name.partition(".")
-    for spec in MEASURES.values():
-        for bound in spec.bounds:
-            if bound.name == bound_name:
-                key = f"{bound.metric}.{label}" if label else bound.metric
-                shift = float(now.get(key, math.nan)) - float(then.get(key, math.nan))
-                return margin + shift if bound.sense == "max" else margin - shift
-    return math.nan
+    found = _bound_of(name)
+    if found is None:
+        return math.nan
+    _, bound, key = found
+    shift = float(now.get(key, math.nan)) - float(then.get(key, math.nan))
+    return margin + shift if bound.sense == "max" else margin - shift
 
 
 def column_options(opts: Mapping[str, Any]) -> dict[str, Sequence[str]]:
