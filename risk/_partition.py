@@ -66,9 +66,11 @@ def resolve_attack_size(requested: int | None, t: float, n_train: int, n_holdout
         return a
     # k = floor(a t + 0.5) lies in (a t - 0.5, a t + 0.5], so no size above these bounds can
     # fit; searching down from them finds the largest that does (DESIGN 3 step 2). (Bounds
-    # without the 0.5 stopped a few records short: 428 instead of 429 for 300/300 at t = 0.3.)
-    a = int(min(DEFAULT_ATTACK_CAP, np.floor((n_holdout + 0.5) / (1.0 - t)),
-                np.floor((n_train + 0.5) / t)))
+    # without the 0.5 stopped a few records short: 428 instead of 429 for 300/300 at t = 0.3;
+    # and the bounds are floats: 1.5 / (1 - 0.95) rounds to 29.99..., though a = 30 fits at
+    # n_holdout = 1, so the search starts two above them.)
+    a = int(min(DEFAULT_ATTACK_CAP, np.floor((n_holdout + 0.5) / (1.0 - t)) + 2,
+                np.floor((n_train + 0.5) / t) + 2))
     while a >= 2 and not fits(a):
         a -= 1
     if a >= 2:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import risk
@@ -579,6 +579,7 @@ def test_negative_m_when_synthetic_data_resemble_non_members():
 
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 3000), st.integers(1, 3000), st.floats(0.001, 0.999))
+@example(29, 1, 0.95)  # the bound (1 + 0.5) / (1 - 0.95) rounds to 29.99...; a = 30 fits
 def test_default_attack_size_matches_brute_force(n_train, n_holdout, t):
     from risk._partition import members_in_attack, resolve_attack_size
 
