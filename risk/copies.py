@@ -10,8 +10,14 @@ in the training data, the release has reproduced a real person; a copy of a comm
 (say, the modal combination of a few categorical columns) reveals little. The holdout, real
 records the generator never saw, says how many copies a model that learned only the population
 would make by chance: ``difference = train_share - holdout_share`` is the excess due to
-memorising the training records (compare like with like: the chance share grows with the size
-of the reference data, so train and holdout should be about equally large).
+memorising the training records. The chance share grows with the size of the reference data, so
+like is compared with like: when train and holdout differ in size (the tuner's default split is
+train 0.5 / holdout 0.3 / a sealed audit set 0.2), the larger set's share is the one it would
+have at the smaller set's size, exactly: the expected share over uniform subsamples of that
+size, ``1 - C(n - c, m) / C(n, m)`` per synthetic record equal to ``c`` of its ``n`` records
+(:func:`share_at_size`). A copy of a record unique in a training set 5/3 the holdout's size
+then counts 3/5: the price of comparing with the smaller set, and what the chance level of
+that set means.
 
 Equality is exact, on raw values: a missing value matches a missing value; numbers compare by
 value (``1 == 1.0`` across int and float dtypes of the same column); booleans, strings and
@@ -39,9 +45,11 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from scipy import stats
+from scipy.special import gammaln
 
 from risk._encode import _bin, _numeric_values, combine_many, lookup_counts
-from risk._result import Result
+from risk._result import Interval, Result
 from risk._validation import (
     RiskInputError,
     check_column_list,
@@ -59,7 +67,12 @@ class ExactCopiesResult(Result):
 
     Shares are of the ``n_synthetic`` synthetic records. ``train_share``: equal on all
     ``columns`` to some train record; ``holdout_share``: the same against the holdout (chance
-    copies; NaN without a holdout); ``difference = train_share - holdout_share``.
+    copies; NaN without a holdout). ``difference`` compares like with like: when train and holdout
+    differ in size, the larger set's share is the share it would have at the smaller set's size
+    (``matched_size``), ``train_share_matched`` / ``holdout_share_matched`` (see
+    :func:`share_at_size`); with equal sizes it is ``train_share - holdout_share``.
+    ``difference_interval``: a normal-approximation interval of ``difference`` over the
+    synthetic records (each record's matched train indicator minus its holdout one).
     ``train_unique_copies``: synthetic records equal to a record that occurs exactly once in
     train (every copy counts, also when the synthetic data repeat it);
     ``replicated_uniques``: synthpop's count, those of them whose combination also occurs
@@ -87,6 +100,34 @@ class ExactCopiesResult(Result):
     columns: tuple[str, ...]
     numeric_bins: int | None = None
     binned_columns: tuple[str, ...] = ()
+    train_share_matched: float | None = None
+    holdout_share_matched: float | None = None
+    matched_size: int | None = None
+    difference_interval: Interval | None = None
+
+
+def share_at_size(counts: np.ndarray, n: int, m: int) -> np.ndarray:
+    """Per synthetic record equal to ``counts`` of the ``n`` records of a real set, the
+    probability that a uniform sample of ``m <= n`` of those records holds at least one of
+    them: ``1 - C(n - c, m) / C(n, m)`` (hypergeometric; 1 when ``n - c < m``)."""
+    c = np.asarray(counts, dtype=np.float64)
+    if m >= n:
+        return (c > 0).astype(np.float64)
+    none = np.zeros_like(c)
+    ok = n - c >= m
+    cc = c[ok]
+    none[ok] = np.exp(gammaln(n - cc + 1) + gammaln(n - m + 1) - gammaln(n - cc - m + 1)
+                      - gammaln(n + 1))
+    return 1.0 - none
+
+
+def _difference_interval(train_p: np.ndarray, hold_p: np.ndarray, level: float) -> Interval:
+    """Normal-approximation interval of the mean of per-record differences."""
+    d = train_p - hold_p
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    half = z * float(d.std(ddof=1)) / np.sqrt(d.size) if d.size > 1 else float("inf")
+    return Interval(float(d.mean() - half), float(d.mean() + half), level,
+                    "normal approximation over synthetic records")
 
 
 def _value_codes(stacked: pd.Series, kind: str) -> np.ndarray:
@@ -274,7 +315,8 @@ def exact_copies(
     train_share = train_copies / n_syn
 
     holdout_copies = holdout_unique = n_holdout = None
-    holdout_share = holdout_unique_share = float("nan")
+    holdout_share = holdout_unique_share = difference = float("nan")
+    matched: dict[str, object] = {}
     if holdout is not None:
         in_hold = lookup_counts(syn_ids, ids[2])
         holdout_copies = int(np.count_nonzero(in_hold))
@@ -282,10 +324,17 @@ def exact_copies(
         holdout_share = holdout_copies / n_syn
         holdout_unique_share = holdout_unique / n_syn
         n_holdout = len(holdout)
+        size = min(len(train), n_holdout)
+        train_p = share_at_size(in_train, len(train), size)
+        hold_p = share_at_size(in_hold, n_holdout, size)
+        difference = float(train_p.mean() - hold_p.mean())
+        matched = dict(train_share_matched=float(train_p.mean()),
+                       holdout_share_matched=float(hold_p.mean()), matched_size=size,
+                       difference_interval=_difference_interval(train_p, hold_p, 0.95))
     return ExactCopiesResult(
         train_share=train_share,
         holdout_share=holdout_share,
-        difference=train_share - holdout_share,
+        difference=difference,
         train_unique_share=int(unique_copies.sum()) / n_syn,
         holdout_unique_share=holdout_unique_share,
         replicated_unique_share=int(replicated.sum()) / n_syn,
@@ -301,4 +350,5 @@ def exact_copies(
         columns=tuple(cols),
         numeric_bins=numeric_bins,
         binned_columns=tuple(binned),
+        **matched,  # type: ignore[arg-type]
     )

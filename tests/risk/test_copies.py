@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
 
@@ -13,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from risk._validation import RiskInputError
-from risk.copies import ExactCopiesResult, exact_copies, replicated_uniques
+from risk.copies import ExactCopiesResult, exact_copies, replicated_uniques, share_at_size
 from tests.data import load_adult
 
 # train: (1, a) twice, (2, b), (3, missing), (4.5, c); holdout: (2, b), (9, z)
@@ -45,7 +46,14 @@ def test_hand_made_frames_have_known_counts():
     twice = exact_copies(TRAIN, SYNTHETIC, holdout=pd.concat([HOLDOUT, HOLDOUT]))
     assert (twice.holdout_copies, twice.holdout_unique_copies) == (1, 0)
     assert twice.holdout_unique_share == 0.0
-    assert res.difference == pytest.approx(4 / 7)
+    # train (5 records) is compared at the holdout's size, 2: a copy of a record c times in
+    # train is in a uniform pair of train records with probability 1 - C(5 - c, 2) / C(5, 2):
+    # (1, a) twice: 1 - 3/10 = 0.7; each of the four copies of a unique record: 1 - 6/10 = 0.4
+    assert res.matched_size == 2
+    assert res.train_share_matched == pytest.approx((0.7 + 4 * 0.4) / 7)
+    assert res.holdout_share_matched == pytest.approx(1 / 7)
+    assert res.difference == pytest.approx((0.7 + 4 * 0.4 - 1) / 7)
+    assert res.difference_interval.low < res.difference < res.difference_interval.high
     assert (res.n_train, res.n_holdout, res.n_synthetic) == (5, 2, 7)
     assert res.columns == ("n", "c")
 
@@ -117,7 +125,17 @@ def _slow(train, synthetic, holdout):
     in_train = [sum(same(s, t) for t in tr) for s in syn]
     in_syn = [sum(same(s, o) for o in syn) for s in syn]
     in_hold = [sum(same(s, h) for h in ho) for s in syn]
+    m = min(len(tr), len(ho))
+
+    def matched(pool: list, counts: list[int]) -> float:
+        # every subsample of m records of the pool, enumerated: the share of synthetic
+        # records with an equal record in it, averaged over the subsamples
+        subs = list(itertools.combinations(range(len(pool)), m))
+        hits = [sum(any(same(s, pool[i]) for i in sub) for s in syn) for sub in subs]
+        return sum(hits) / len(subs) / len(syn)
+
     return {
+        "difference": matched(tr, in_train) - matched(ho, in_hold),
         "train_copies": sum(c > 0 for c in in_train),
         "train_unique_copies": sum(c == 1 for c in in_train),
         "replicated_uniques": sum(c == 1 and u == 1 for c, u in zip(in_train, in_syn, strict=True)),
@@ -149,13 +167,14 @@ def test_hash_join_equals_slow_loop(frames):
     train, holdout, synthetic = frames
     res = exact_copies(train, synthetic, holdout=holdout)
     want = _slow(train, synthetic, holdout)
+    difference = want.pop("difference")
     assert {k: getattr(res, k) for k in want} == want
     assert replicated_uniques(train, synthetic).sum() == want["replicated_uniques"]
     n = len(synthetic)
     shares = {
         "train_share": want["train_copies"] / n,
         "holdout_share": want["holdout_copies"] / n,
-        "difference": (want["train_copies"] - want["holdout_copies"]) / n,
+        "difference": difference,
         "train_unique_share": want["train_unique_copies"] / n,
         "holdout_unique_share": want["holdout_unique_copies"] / n,
         "replicated_unique_share": want["replicated_uniques"] / n,
@@ -276,6 +295,7 @@ def test_binned_copies_equal_slow_loop(frames, bins):
     train, holdout, synthetic = frames
     res = exact_copies(train, synthetic, holdout=holdout, numeric_bins=bins)
     want = _slow_binned(train, synthetic, holdout, bins)
+    assert res.difference == pytest.approx(want.pop("difference"))
     assert {k: getattr(res, k) for k in want} == want
     assert res.numeric_bins == bins
 
@@ -313,3 +333,20 @@ def test_numeric_bins_is_checked():
         exact_copies(TRAIN, SYNTHETIC, numeric_bins=0)
     with pytest.raises(TypeError, match="`numeric_bins` must be an integer"):
         exact_copies(TRAIN, SYNTHETIC, numeric_bins=2.5)
+
+
+def test_equal_sizes_difference_is_the_plain_one():
+    res = exact_copies(TRAIN, SYNTHETIC, holdout=pd.concat([HOLDOUT] * 3).iloc[:5])
+    assert res.matched_size == 5
+    assert res.difference == pytest.approx(res.train_share - res.holdout_share)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 7).flatmap(lambda n: st.tuples(
+    st.just(n), st.integers(1, n), st.lists(st.integers(0, n), min_size=1, max_size=5))))
+def test_share_at_size_equals_enumerated_subsamples(case):
+    # slow and obviously correct: every subsample of m of the n records, records 0..c-1 equal
+    n, m, counts = case
+    subsets = list(itertools.combinations(range(n), m))
+    slow = [sum(any(i < c for i in s) for s in subsets) / len(subsets) for c in counts]
+    np.testing.assert_allclose(share_at_size(np.array(counts), n, m), slow, atol=1e-12)
