@@ -20,11 +20,16 @@ Standalone: imports numpy, pandas, scipy and scikit-learn only, never SDV, Optun
 * :func:`identification_risk` - identification risk of partially synthetic data
   (Reiter & Mitra 2009).
 * :func:`hellinger_utility` - 1 - the multivariate Hellinger distance (a utility, DESIGN 7).
+* :func:`membership_audit`, :func:`vulnerability` - the per-record membership audit that knows
+  the generator: shadow games on the most vulnerable records (Stadler et al. 2022; Meeus et al.
+  2023), TPR at low FPR and an empirical epsilon lower bound (Carlini et al. 2022; Jagielski
+  et al. 2020).
 * :func:`column_kind` - how every measure reads a column: numeric, datetime or categorical.
 """
 
 from risk._result import Interval, Result
 from risk._validation import RiskInputError, column_kind
+from risk.audit import MembershipAuditResult, membership_audit, vulnerability
 from risk.cap import CAPResult, CAPSetResult, cap, cap_per_record
 from risk.copies import ExactCopiesResult, exact_copies, replicated_uniques
 from risk.dcr import (
@@ -74,6 +79,7 @@ __all__ = [
     "IdentificationSetResult",
     "InferenceResult",
     "Interval",
+    "MembershipAuditResult",
     "MembershipResult",
     "Result",
     "RiskInputError",
@@ -88,6 +94,7 @@ __all__ = [
     "exact_copies",
     "hellinger_utility",
     "identification_risk",
+    "membership_audit",
     "membership_disclosure",
     "membership_distances",
     "naive_f1",
@@ -95,4 +102,5 @@ __all__ = [
     "replicated_uniques",
     "risk_utility_loss",
     "risk_utility_weight",
+    "vulnerability",
 ]

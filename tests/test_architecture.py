@@ -136,6 +136,9 @@ def test_risk_runs_every_measure_without_the_tuner_dependencies():
     done.append(risk.identification_risk(train, [train.assign(t=syn["t"])], known=["a", "b"],
                                          synthesized=["t"]))
     done.append(risk.hellinger_utility(train, syn))
+    done.append(risk.membership_audit(train, holdout, lambda t, s: syn.sample(len(t),
+                                      random_state=s), targets=2, shadows=8, shadow_size=50,
+                                      random_state=0))
     for name in ("disclosure", "exact_copies", "distance_to_closest_record"):
         fn = getattr(risk, name, None)
         if fn is None:

@@ -48,6 +48,11 @@ SYN = BASE.sample(12, random_state=3, replace=True).reset_index(drop=True)
 # ------------------------------------------------------------------------------ the functions
 
 
+def _resample(table: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """A generator for the membership audit: its table, resampled with replacement."""
+    return table.sample(len(table), replace=True, random_state=seed).reset_index(drop=True)
+
+
 @dataclasses.dataclass(frozen=True)
 class Spec:
     """A public function, valid arguments for it, and which of them are frames."""
@@ -97,6 +102,14 @@ SPECS: dict[str, Spec] = {
         ("original", "synthetic")),
     "hellinger_utility": Spec(
         risk.hellinger_utility, dict(real=TRAIN, synthetic=SYN), ("real", "synthetic")),
+    "membership_audit": Spec(
+        risk.membership_audit,
+        dict(train=TRAIN, reference=HOLD, fit_sample=_resample, targets=2, shadows=8,
+             shadow_size=6, random_state=0),
+        ("train", "reference")),
+    "vulnerability": Spec(
+        risk.vulnerability, dict(train=TRAIN, reference=HOLD, neighbours=2),
+        ("train", "reference")),
     "risk_utility_loss": Spec(risk.risk_utility_loss, dict(m=0.3, utility=0.8)),
     "risk_utility_weight": Spec(risk.risk_utility_weight, dict(m=0.3)),
     "naive_f1": Spec(risk.naive_f1, dict(sampling_fraction=0.3)),
@@ -213,6 +226,16 @@ def check_result(name: str, args: dict[str, Any], res: Any) -> None:
         _unit(res.false_match_rate, "false_match_rate", nan=True)
     elif name == "hellinger_utility":
         _unit(res, "hellinger")
+    elif name == "membership_audit":
+        for f in ("tpr_at_1pct", "fpr_at_1pct", "tpr_at_10pct", "fpr_at_10pct"):
+            _unit(getattr(res, f), f)
+        for auc in res.target_auc:
+            _unit(auc, "target_auc", nan=True)
+        assert res.epsilon_lower_bound >= 0 and res.n_fits == res.n_targets * res.n_shadows
+    elif name == "vulnerability":
+        assert isinstance(res, pd.Series) and res.index.equals(args["train"].index)
+        for v in res:
+            _unit(v, "vulnerability")
     elif name in ("risk_utility_loss", "risk_utility_weight"):
         weight = res.weight if name == "risk_utility_loss" else res
         threshold = float(args.get("threshold", risk.ACCEPTABLE_M))
@@ -355,9 +378,10 @@ for name in FRAME_SPECS:
         overrides = dict(known=["a", "f"])
     else:
         overrides = {}
-    bad = with_column(args["synthetic"], col, args["synthetic"][col].astype(str))
-    case(name, RUE, r"Column 'f' must hold the same type of values.*bool.*synthetic(\[0\])?: text",
-         synthetic=bad, **overrides)
+    last = "synthetic" if "synthetic" in SPECS[name].frames else SPECS[name].frames[-1]
+    bad = with_column(args[last], col, args[last][col].astype(str))
+    case(name, RUE, rf"Column 'f' must hold the same type of values.*bool.*{last}(\[0\])?: text",
+         **{last: bad}, **overrides)
 
 # integers in one frame, their text in another (object dtype both times)
 for name in ("cap", "exact_copies", "membership_disclosure", "disclosure"):
@@ -664,6 +688,10 @@ OPTIONS: dict[str, dict[str, dict[str, Any]]] = {
     "identification_risk": {"known": {}, "synthesized": {}, "radius": {},
                             "relative_radius": {}, "missing": {}},
     "hellinger_utility": {"bins": {}},
+    "membership_audit": {"fit_sample": {}, "targets": {}, "shadows": {}, "shadow_size": {},
+                         "design": {}, "columns": {}, "neighbours": {}, "n_jobs": {},
+                         "progress": {}, "random_state": {}},
+    "vulnerability": {"reference": {}, "columns": {}, "neighbours": {}},
     "risk_utility_loss": {"m": {}, "utility": {}, "threshold": {}, "floor": {}},
     "risk_utility_weight": {"m": {}, "threshold": {}, "floor": {}},
     "naive_f1": {"sampling_fraction": {}},

@@ -33,6 +33,9 @@ CALLS = {
     "disclosure": lambda tr, ho, sy: risk.disclosure(tr, sy, keys=["a", "b"], target="t"),
     "exact_copies": lambda tr, ho, sy: risk.exact_copies(tr, sy, holdout=ho),
     "dcr": lambda tr, ho, sy: risk.distance_to_closest_record(tr, sy, holdout=ho),
+    "membership_audit": lambda tr, ho, sy: risk.membership_audit(
+        tr, ho, lambda t, s: sy.sample(len(t), replace=True, random_state=s), targets=2,
+        shadows=8, shadow_size=20, random_state=0),
     "identification": lambda tr, ho, sy: risk.identification_risk(
         tr, sy.iloc[: len(tr)], known=["a"], synthesized=["b", "c"], radius={"c": 0.5}),
 }

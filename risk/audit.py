@@ -1,0 +1,325 @@
+"""Per-record membership audit that knows the generator: shadow games on the most exposed people.
+
+Every other measure of this library averages over records and uses an intruder who does not
+know how the synthetic data were made. This one plays the game of Stadler, Oprisanu & Troncoso
+("Synthetic data - anonymisation groundhog day", USENIX Security 2022) on the records that
+Meeus, Guepin, Cretu & de Montjoye ("Achilles' heels: vulnerable record identification in
+synthetic data publication", ESORICS 2023) show to be the most exposed, and reports what
+Carlini et al. ("Membership inference attacks from first principles", IEEE S&P 2022) ask of
+such attacks: the true-positive rate at a low false-positive rate.
+
+**What the intruder knows**: the generator and its parameters (``fit_sample``: any callable
+that fits on a table and returns synthetic records), real records of the same population that
+were not in training (``reference``: the auxiliary data, from which every shadow table is
+drawn), and the target's whole record. It does not know the training data.
+
+**Targets** (Meeus et al., section 4): the ``targets`` training records with the largest mean
+Gower distance to their ``neighbours`` = 5 nearest other training records, on DCR's encoding
+(:mod:`risk.dcr`: numeric columns scaled by the real records' range, others equal or not).
+
+**The game.** For each target, ``shadows`` = R shadow tables of ``shadow_size`` records drawn
+from the reference, the target inserted in exactly half of them (``design = "per_target"``:
+R tables per target, ``targets x R`` fits, as Stadler et al. and Meeus et al. play it; or
+``"shared"``: R tables in all, each target in half of them independently, as Carlini et al.'s
+shadow models are trained: R fits, each scoring every target). Each table is fitted and sampled
+by ``fit_sample`` with a fresh seed. Smaller shadow tables give each record more weight in its
+model: 1,000 records (the size both papers use) is the default, or the whole reference when it
+is smaller.
+
+**Attacks**, each a score per shadow run (:mod:`risk._audit_attacks`): ``distance``, minus the
+distance from the target to its closest synthetic record; ``domias``, the density ratio of
+synthetic to reference data at the target (van Breugel et al., AISTATS 2023); ``classifier``, a
+random forest trained on the calibration half of the target's runs over features of the
+synthetic data around the target (both scores, shares of records within several radii, shares
+matching the target on subsets of its columns: TAPAS' queries, Houssiau et al. 2022).
+
+**Figures.** Each target's runs are split, stratified, into a calibration half and a test half.
+Per target, each attack's AUC on the test half and their maximum. For the pooled figures each
+target uses the attack with the highest AUC on its calibration half, its test scores
+standardised by that target's non-member calibration scores (offline LiRA, so that one threshold
+means about one false-positive rate for every target):
+the pooled TPR at FPR 1 % and 10 % over every target's test runs, with 95 % Clopper-Pearson
+intervals, and the empirical epsilon lower bound ``ln(TPR_lower / FPR_upper)`` at 1 %
+(Jagielski et al. 2020; :mod:`risk._audit_stats`). Nothing of a target's values or position is
+in the result: scores and counts only (:func:`vulnerability` gives the custodian the scores by
+record).
+
+Cost: the fits (``targets x shadows`` or ``shadows``), run over ``n_jobs`` processes (joblib;
+``fit_sample`` must then be picklable by cloudpickle, as a lambda or a function is); the
+vulnerability scores are an exact k-nearest-neighbour search over the training records in
+bounded blocks, about 20 s for 24,000 Adult records on 2 cores, quadratic in the records
+(above ``MAX_CANDIDATES`` the targets are sought among a seeded sample of that many).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from risk._audit_attacks import RADII, column_subsets, default_bandwidth, log_density
+from risk._audit_game import Plan, plan_runs, play, score_targets
+from risk._gower_coder import fit_coder, nearest_mean_distance
+from risk._result import Interval, Result
+from risk._validation import (
+    RiskInputError,
+    check_choice,
+    check_column_list,
+    check_columns,
+    check_frame,
+    check_positive_int,
+    column_kinds,
+    resolve_seed,
+    same_columns,
+)
+
+ATTACKS = ("distance", "domias", "classifier")
+DESIGNS = ("per_target", "shared")
+FPR_LEVELS = (0.01, 0.1)
+MAX_CANDIDATES = 50_000
+SHADOW_SIZE = 1_000
+
+FitSample = Callable[[pd.DataFrame, int], pd.DataFrame]
+
+
+@dataclasses.dataclass(frozen=True)
+class MembershipAuditResult(Result):
+    """Outcome of :func:`membership_audit` (see the module docstring).
+
+    Per target, in order of vulnerability (most exposed first): ``vulnerability`` (mean Gower
+    distance to its ``neighbours`` nearest training records), ``target_auc`` (the largest test
+    AUC of the attacks), ``attack_auc`` (each attack's test AUC; NaN where it could not run),
+    ``selected_attack`` (chosen on the calibration half for the pooled figures). Pooled over
+    the targets' test runs: ``tpr_at_1pct``/``fpr_at_1pct`` and ``..._10pct`` with their
+    Clopper-Pearson intervals, the counts behind them, and ``epsilon_lower_bound`` (at 1 %).
+    ``n_fits`` models were fitted; ``random_state`` is the seed used.
+    """
+
+    n_targets: int
+    n_shadows: int
+    shadow_size: int
+    design: str
+    n_fits: int
+    attacks: tuple[str, ...]
+    vulnerability: tuple[float, ...]
+    target_auc: tuple[float, ...]
+    attack_auc: dict[str, tuple[float, ...]]
+    selected_attack: tuple[str, ...]
+    tpr_at_1pct: float
+    tpr_at_1pct_interval: Interval
+    fpr_at_1pct: float
+    fpr_at_1pct_interval: Interval
+    tpr_at_10pct: float
+    tpr_at_10pct_interval: Interval
+    fpr_at_10pct: float
+    fpr_at_10pct_interval: Interval
+    epsilon_lower_bound: float
+    true_positives_1pct: int
+    false_positives_1pct: int
+    n_member_runs: int
+    n_nonmember_runs: int
+    classifier_skipped: int
+    n_train: int
+    n_reference: int
+    columns: tuple[str, ...]
+    neighbours: int
+    bandwidth: float
+    radii: tuple[float, ...]
+    n_subsets: int
+    candidates: int
+    seconds: float
+    random_state: int
+
+    @property
+    def max_auc(self) -> float:
+        """The largest per-target AUC (the most exposed target's)."""
+        finite = [a for a in self.target_auc if math.isfinite(a)]
+        return max(finite) if finite else math.nan
+
+
+def _resolve(train: Any, reference: Any, columns: Sequence[str] | None
+             ) -> tuple[pd.DataFrame, pd.DataFrame, list[str], dict[str, str]]:
+    frames = {"train": check_frame(train, "train"), "reference": check_frame(reference,
+                                                                               "reference")}
+    if columns is None:
+        cols = same_columns(frames)
+    else:
+        cols = check_column_list(columns, "columns")
+        for name, frame in frames.items():
+            check_columns(frame, name, cols, "audited")
+    return frames["train"], frames["reference"], cols, column_kinds(frames, cols)
+
+
+def vulnerability(train: pd.DataFrame, *, reference: pd.DataFrame | None = None,
+                  columns: Sequence[str] | None = None, neighbours: int = 5) -> pd.Series:
+    """Meeus et al.'s vulnerability of every training record: its mean Gower distance (DCR's
+    encoding; numeric ranges from ``train`` and ``reference`` together when given) to its
+    ``neighbours`` nearest other training records. Larger is more exposed. Indexed as ``train``.
+    """
+    ref = train if reference is None else reference
+    train, ref, cols, kinds = _resolve(train, ref, columns)
+    neighbours = check_positive_int(neighbours, "neighbours")
+    if len(train) <= neighbours:
+        raise RiskInputError(f"`train` has {len(train)} record(s); the mean distance to the "
+                             f"`neighbours` = {neighbours} nearest others needs more.")
+    coder = fit_coder([train] if reference is None else [train, ref], cols, kinds)
+    return pd.Series(nearest_mean_distance(coder.transform(train), neighbours),
+                     index=train.index, name="vulnerability")
+
+
+def _targets(train: pd.DataFrame, coded_train: Any, targets: Any, neighbours: int,
+             rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, int]:
+    """Positions of the targets in ``train`` (most vulnerable first, or as named), their
+    vulnerability, and how many records they were sought among."""
+    n = len(train)
+    if isinstance(targets, (int, np.integer)) and not isinstance(targets, bool):
+        if not 1 <= targets <= n - neighbours - 1:
+            raise RiskInputError(f"`targets` must be in [1, len(train) - neighbours - 1 = "
+                                 f"{n - neighbours - 1}], but got targets={targets!r}.")
+        k = int(targets)
+        candidates = np.arange(n)
+        if n > MAX_CANDIDATES:
+            candidates = np.sort(rng.choice(n, MAX_CANDIDATES, replace=False))
+        scores = nearest_mean_distance(coded_train, neighbours, candidates)
+        order = np.lexsort((candidates, -scores))[:k]  # ties: the earlier record
+        return candidates[order], scores[order], candidates.size
+    if isinstance(targets, str | bytes) or not isinstance(targets,
+                                                          Sequence | np.ndarray | pd.Index):
+        raise TypeError(f"`targets` must be an int (how many of the most vulnerable records) "
+                        f"or a sequence of labels of `train`'s index, but got "
+                        f"{type(targets).__name__} {targets!r}.")
+    labels = list(targets)
+    positions = train.index.get_indexer(labels) if labels else np.zeros(0, np.int64)
+    if not labels or (positions < 0).any() or len(set(positions.tolist())) < len(labels):
+        raise RiskInputError(f"`targets` must name distinct labels of `train`'s index, but got "
+                             f"{labels[:8]!r}{' ...' if len(labels) > 8 else ''}.")
+    return positions, nearest_mean_distance(coded_train, neighbours, positions), n
+
+
+def _check_options(train: pd.DataFrame, reference: pd.DataFrame, fit_sample: Any, *,
+                   neighbours: Any, shadows: Any, shadow_size: Any, design: Any, n_jobs: Any,
+                   progress: Any) -> tuple[int, int, int]:
+    """The options checked against the frames: (neighbours, shadows, shadow size)."""
+    if not callable(fit_sample):
+        raise TypeError(f"`fit_sample` must be callable as fit_sample(table, seed), but got "
+                        f"{type(fit_sample).__name__}.")
+    if progress is not None and not callable(progress):
+        raise TypeError(f"`progress` must be None or callable as progress(done, total), but "
+                        f"got {type(progress).__name__}.")
+    neighbours = check_positive_int(neighbours, "neighbours")
+    if len(train) < neighbours + 2:
+        raise RiskInputError(f"`train` has {len(train)} records; the vulnerability score of a "
+                             f"target needs `neighbours` = {neighbours} other records and more.")
+    shadows = check_positive_int(shadows, "shadows", minimum=8)
+    if shadows % 2:
+        raise RiskInputError(f"`shadows` must be even (half of the runs hold the target), but "
+                             f"got shadows={shadows}.")
+    check_choice(design, "design", DESIGNS)
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0 \
+            or n_jobs < -1:
+        raise RiskInputError(f"`n_jobs` must be a positive int or -1, but got n_jobs={n_jobs!r}.")
+    if len(reference) < 2:
+        raise RiskInputError(f"`reference` has {len(reference)} record(s); shadow tables are "
+                             "drawn from it and need at least 2.")
+    if shadow_size is None:
+        return neighbours, shadows, min(SHADOW_SIZE, len(reference))
+    size = check_positive_int(shadow_size, "shadow_size")
+    if not 2 <= size <= len(reference):
+        raise RiskInputError(f"`shadow_size` must be in [2, len(reference) = {len(reference)}] "
+                             f"(shadow tables are drawn from `reference`), but got "
+                             f"shadow_size={shadow_size!r}.")
+    return neighbours, shadows, size
+
+
+def membership_audit(
+    train: pd.DataFrame,
+    reference: pd.DataFrame,
+    fit_sample: FitSample,
+    *,
+    targets: int | Sequence[Any] = 20,
+    shadows: int = 100,
+    shadow_size: int | None = None,
+    design: str = "per_target",
+    columns: Sequence[str] | None = None,
+    neighbours: int = 5,
+    n_jobs: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+    random_state: int | None = None,
+) -> MembershipAuditResult:
+    """Membership audit of ``fit_sample`` on the most vulnerable records of ``train``.
+
+    Parameters
+    ----------
+    train:
+        The real records the released synthetic data were made from; the targets are taken
+        from them.
+    reference:
+        Real records of the same population that were not in training (the holdout): the
+        intruder's auxiliary data, from which the shadow tables are drawn.
+    fit_sample:
+        ``fit_sample(table, seed) -> synthetic DataFrame``: fits the released generator (its
+        family and tuned parameters) on ``table`` and samples from it, reproducibly for a seed.
+    targets:
+        How many of the most vulnerable training records to audit (K), or the labels of
+        ``train``'s index of the records to audit (e.g. random ones, to compare).
+    shadows:
+        Shadow runs per target (R, even, >= 8): half with the target, half without.
+    shadow_size:
+        Records per shadow table; default ``min(1000, len(reference))``.
+    design:
+        ``"per_target"`` (R tables for each target: K R fits) or ``"shared"`` (R tables in all,
+        each target in half of them: R fits).
+    columns:
+        Columns the attacks compare; default every column (then both frames must have the
+        same columns).
+    neighbours:
+        k of the vulnerability score.
+    n_jobs:
+        Processes for the fits (joblib; -1: every core).
+    progress:
+        Called as ``progress(done, total)`` with ``done = 0`` before the first fit and after
+        each one.
+    random_state:
+        Seed of everything drawn (targets' ties aside, which are broken by position); the seed
+        used is in the result.
+    """
+    start = time.perf_counter()
+    train, reference, cols, kinds = _resolve(train, reference, columns)
+    neighbours, shadows, size = _check_options(
+        train, reference, fit_sample, neighbours=neighbours, shadows=shadows,
+        shadow_size=shadow_size, design=design, n_jobs=n_jobs, progress=progress)
+    seed = resolve_seed(random_state)
+    streams = np.random.SeedSequence(seed).spawn(4)
+    coder = fit_coder([train, reference], cols, kinds)
+    coded_train, coded_ref = coder.transform(train), coder.transform(reference)
+    positions, scores, candidates = _targets(train, coded_train, targets, neighbours,
+                                             np.random.default_rng(streams[0]))
+    if design == "shared" and size <= positions.size:
+        raise RiskInputError(f"`shadow_size` must exceed `targets` in the shared design (a "
+                             f"table may hold every target), but got shadow_size={size}, "
+                             f"targets={positions.size}.")
+    rng = np.random.default_rng(streams[1])
+    bandwidth = default_bandwidth(coded_ref, rng)
+    coded_targets = coded_train.rows(positions)
+    subsets = column_subsets(len(cols), rng)
+    plan = Plan(design=design, n_targets=positions.size, shadows=shadows, size=size,
+                subsets=tuple(subsets), bandwidth=bandwidth,
+                log_reference=log_density(coded_targets, coded_ref, bandwidth))
+    runs = plan_runs(plan, len(reference), streams[2])
+    feats = play(plan, runs, fit_sample, train.iloc[positions][cols].reset_index(drop=True),
+                 reference[cols].reset_index(drop=True), coder, coded_targets, n_jobs=n_jobs,
+                 progress=progress)
+    pooled = score_targets(plan, runs, feats, streams[3])
+    return MembershipAuditResult(
+        n_targets=positions.size, n_shadows=shadows, shadow_size=size, design=design,
+        n_fits=len(runs), attacks=ATTACKS,
+        vulnerability=tuple(float(s) for s in scores),
+        n_train=len(train), n_reference=len(reference), columns=tuple(cols),
+        neighbours=neighbours, bandwidth=bandwidth, radii=RADII, n_subsets=len(subsets),
+        candidates=candidates, seconds=time.perf_counter() - start, random_state=seed,
+        **pooled)

@@ -1,0 +1,266 @@
+"""The membership audit (risk.audit): its distances against DCR, its statistics against scipy and
+slow loops, DOMIAS against the published formula by hand, and the game on generators whose
+answer is known (one that copies its table, one that ignores it)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+import risk
+from risk._audit_attacks import features, log_density
+from risk._audit_stats import (
+    clopper_pearson,
+    epsilon_lower_bound,
+    null_z,
+    tpr_at_fpr,
+)
+from risk._gower_coder import fit_coder, nearest_mean_distance, summed_distances
+from risk._validation import column_kinds
+
+RNG = np.random.default_rng(5)
+
+
+def _population(n: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "a": rng.choice(list("abcd"), n, p=[0.4, 0.3, 0.2, 0.1]),
+        "b": rng.integers(0, 5, n),
+        "x": rng.normal(50, 10, n).round(1),
+        "y": rng.gamma(2.0, 3.0, n).round(2),
+    })
+
+
+POP = _population(2400, 1)
+TRAIN, REFERENCE, POOL = POP.iloc[:600], POP.iloc[600:1800], POP.iloc[1800:]
+
+
+def copying(table: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """A generator that releases its training table (every member is caught)."""
+    return table.sample(frac=1.0, random_state=seed).reset_index(drop=True)
+
+
+def ignoring(table: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """A generator whose output does not depend on its table (no member can be caught)."""
+    return POOL.sample(len(table), replace=True, random_state=seed).reset_index(drop=True)
+
+
+# ------------------------------------------------------------------------ distances and coding
+
+
+def _mixed(draw, n):
+    return pd.DataFrame({
+        "c": draw(st.lists(st.sampled_from(["p", "q", "r", None]), min_size=n, max_size=n)),
+        "x": draw(st.lists(st.sampled_from([0.0, 1.5, 2.0, 7.25, np.nan]), min_size=n,
+                           max_size=n)),
+        "k": draw(st.lists(st.sampled_from([3, 3, 3]), min_size=n, max_size=n)),  # constant
+        "i": draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)),
+    })
+
+
+@st.composite
+def three_frames(draw):
+    return tuple(_mixed(draw, draw(st.integers(2, 9))) for _ in range(3))
+
+
+@settings(max_examples=60, deadline=None)
+@given(three_frames(), st.floats(-5, 15))
+def test_coded_distances_equal_dcr(frames, outside):
+    # the code book made once on real records gives DCR's Gower distances to every frame,
+    # synthetic values outside the real range included (capped at 1)
+    train, holdout, synthetic = frames
+    synthetic = synthetic.assign(x=synthetic["x"].fillna(outside))
+    cols = list(train.columns)
+    kinds = column_kinds({"t": train, "h": holdout, "s": synthetic}, cols)
+    coder = fit_coder([train, holdout], cols, kinds)
+    want = risk.distances_to_closest_record(train, synthetic, holdout=holdout)
+    coded = coder.transform(synthetic)
+    for name, frame in (("train", train), ("holdout", holdout)):
+        got = summed_distances(coded, coder.transform(frame)).min(axis=1) / len(cols)
+        np.testing.assert_allclose(got, want[name].to_numpy(), atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(three_frames(), st.integers(1, 3))
+def test_nearest_mean_distance_equals_a_slow_loop(frames, k):
+    table = pd.concat(frames, ignore_index=True)
+    cols = list(table.columns)
+    coder = fit_coder([table], cols, column_kinds({"t": table}, cols))
+    coded = coder.transform(table)
+    full = summed_distances(coded, coded) / len(cols)
+    slow = [np.mean(sorted(full[i, j] for j in range(len(table)) if j != i)[:k])
+            for i in range(len(table))]
+    np.testing.assert_allclose(nearest_mean_distance(coded, k), slow, atol=1e-5)
+    rows = np.array([len(table) - 1, 0])
+    np.testing.assert_allclose(nearest_mean_distance(coded, k, rows), np.array(slow)[rows],
+                               atol=1e-5)
+
+
+def test_vulnerability_puts_the_outlier_first():
+    train = TRAIN.copy()
+    train.loc[train.index[7], ["a", "x", "y"]] = ["d", 120.0, 80.0]  # far from everyone
+    score = risk.vulnerability(train, reference=REFERENCE)
+    assert score.index.equals(train.index) and score.idxmax() == train.index[7]
+    assert (score >= 0).all() and (score <= 1).all()
+
+
+# ------------------------------------------------------------------------ DOMIAS and features
+
+
+def test_domias_is_the_published_density_ratio_by_hand():
+    # one numeric column, real range [0, 10] (so D = |x - y| / 10), bandwidth h = 0.5:
+    # p_S(1) = mean(exp(-0/5), exp(-1/5)), p_R(1) = mean(exp(-4/5), exp(-8/5), exp(-1/5))
+    real = pd.DataFrame({"v": [0.0, 10.0, 5.0, 9.0, 2.0]})
+    coder = fit_coder([real], ["v"], {"v": "numeric"})
+    target = coder.transform(pd.DataFrame({"v": [1.0]}))
+    synthetic = coder.transform(pd.DataFrame({"v": [1.0, 2.0]}))
+    reference = coder.transform(pd.DataFrame({"v": [5.0, 9.0, 2.0]}))
+    p_s = (1 + math.exp(-0.2)) / 2
+    p_r = (math.exp(-0.8) + math.exp(-1.6) + math.exp(-0.2)) / 3
+    log_ref = log_density(target, reference, 0.5)
+    assert log_ref[0] == pytest.approx(math.log(p_r))
+    got = features(target, synthetic, [np.array([0])], log_ref, 0.5)[0]
+    assert got[1] == pytest.approx(math.log(p_s / p_r))  # van Breugel et al. 2023, eq. 2
+    assert got[0] == 0.0  # an exact copy
+    # within radii 0, 0.02, 0.05, 0.1, 0.2 of D / p: the copy; 2.0 is 0.1 away
+    np.testing.assert_allclose(got[2:7], [0.5, 0.5, 0.5, 1.0, 1.0])
+    assert got[7] == 0.5  # bins of 0.5 width: 1.0 and 2.0 fall in different ones
+
+
+def test_categorical_kernel_weighs_a_mismatch_by_exp_minus_one_over_h():
+    real = pd.DataFrame({"c": ["u", "v", "w"]})
+    coder = fit_coder([real], ["c"], {"c": "categorical"})
+    target = coder.transform(pd.DataFrame({"c": ["u"]}))
+    data = coder.transform(pd.DataFrame({"c": ["u", "v", "v", "zzz"]}))  # zzz: no real value
+    assert log_density(target, data, 2.0)[0] == pytest.approx(
+        math.log((1 + 3 * math.exp(-0.5)) / 4))
+
+
+# ------------------------------------------------------------------------ statistics
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 60).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+def test_clopper_pearson_equals_scipy(case):
+    x, n = case
+    want = stats.binomtest(x, n).proportion_ci(confidence_level=0.95, method="exact")
+    got = clopper_pearson(x, n)
+    assert got.low == pytest.approx(want.low, abs=1e-10)
+    assert got.high == pytest.approx(want.high, abs=1e-10)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.booleans()), min_size=2, max_size=40),
+       st.sampled_from([0.0, 0.01, 0.1, 0.25, 0.5]))
+def test_tpr_at_fpr_is_the_best_threshold_within_the_fpr(pairs, fpr):
+    scores = np.array([float(s) for s, _ in pairs])
+    labels = np.array([y for _, y in pairs])
+    if labels.all() or not labels.any():
+        return
+    tp, n_pos, fp, n_neg = tpr_at_fpr(scores, labels, fpr)
+    # slow: every threshold (call "member" when strictly above it), the best TPR among those
+    # whose false positives stay within floor(fpr * negatives)
+    allowed = math.floor(fpr * (~labels).sum() + 1e-9)
+    best = max(((scores[labels] > t).sum(), -(scores[~labels] > t).sum())
+               for t in [-np.inf, *scores] if (scores[~labels] > t).sum() <= allowed)
+    assert (tp, -fp) == best and (n_pos, n_neg) == (labels.sum(), (~labels).sum())
+
+
+def test_epsilon_lower_bound_follows_jagielski():
+    assert epsilon_lower_bound(0.5, 0.05) == pytest.approx(math.log(10))
+    assert epsilon_lower_bound(0.01, 0.05) == 0.0  # not positive: no evidence
+    assert epsilon_lower_bound(0.0, 0.0) == 0.0
+
+
+def test_null_z_standardises_by_the_non_members_calibration_scores():
+    cal = np.array([1.0, 2.0, 3.0, 5.0, 6.0, 7.0])
+    lab = np.array([0, 0, 0, 1, 1, 1])
+    test = np.array([0.0, 4.0, 9.0])
+    np.testing.assert_allclose(null_z(cal, lab, test), (test - 2.0) / 1.0)  # sd of 1, 2, 3
+    # non-members all alike: the floor (1e-3 of the spread) keeps it finite and ordered
+    flat = null_z(np.array([0.0, 0.0, 1.0, 1.0]), np.array([0, 0, 1, 1]), np.array([0.0, 1.0]))
+    np.testing.assert_allclose(flat, [0.0, 1000.0])
+
+
+# ------------------------------------------------------------------------ the game
+
+
+@pytest.mark.parametrize("design", ["per_target", "shared"])
+def test_a_copying_generator_is_caught_on_every_target(design):
+    res = risk.membership_audit(TRAIN, REFERENCE, copying, targets=5, shadows=24,
+                                shadow_size=200, design=design, random_state=3)
+    assert res.target_auc == (1.0,) * 5
+    assert res.n_fits == (5 * 24 if design == "per_target" else 24)
+    if design == "per_target":
+        assert res.tpr_at_1pct == 1.0 and res.tpr_at_1pct_interval.low > 0.85
+        assert res.epsilon_lower_bound > 1.0
+    else:
+        # the other targets sit in half of the tables: the most exposed records are alike
+        # (extremes of the same columns), so a copy of one stands near another in some
+        # non-member runs; per target the attack still separates, pooled it is weaker
+        assert res.tpr_at_10pct > 0.5
+    assert res.n_member_runs == res.n_nonmember_runs == 5 * 24 // 4
+
+
+def test_a_generator_that_ignores_its_table_gives_the_intruder_nothing():
+    res = risk.membership_audit(TRAIN, REFERENCE, ignoring, targets=6, shadows=40,
+                                shadow_size=200, random_state=4)
+    assert 0.3 < float(np.mean(res.target_auc)) < 0.7
+    assert res.tpr_at_10pct < 0.35 and res.epsilon_lower_bound == 0.0
+    assert res.tpr_at_1pct_interval.low == 0.0 or res.tpr_at_1pct < 0.1
+
+
+def test_same_seed_same_audit_also_over_processes_and_progress_is_reported():
+    seen: list[tuple[int, int]] = []
+    kw = dict(targets=3, shadows=8, shadow_size=100, random_state=9)
+    one = risk.membership_audit(TRAIN, REFERENCE, ignoring, progress=lambda d, t: seen.append(
+        (d, t)), **kw)
+    two = risk.membership_audit(TRAIN, REFERENCE, lambda t, s: ignoring(t, s), n_jobs=2, **kw)
+    drop = ("seconds",)
+    assert {k: v for k, v in one.to_dict().items() if k not in drop} == \
+        {k: v for k, v in two.to_dict().items() if k not in drop}
+    assert seen[0] == (0, 24) and seen[-1] == (24, 24) and len(seen) == 25
+    other = risk.membership_audit(TRAIN, REFERENCE, ignoring, **(kw | {"random_state": 10}))
+    assert other.attack_auc != one.attack_auc
+
+
+def test_targets_by_label_and_the_result_holds_no_record_values():
+    train = TRAIN.set_axis([f"r{i}" for i in range(len(TRAIN))])
+    res = risk.membership_audit(train, REFERENCE, copying, targets=["r3", "r0"], shadows=8,
+                                shadow_size=50, random_state=0)
+    assert res.n_targets == 2
+    want = risk.vulnerability(train, reference=REFERENCE)[["r3", "r0"]].to_numpy()
+    np.testing.assert_allclose(res.vulnerability, want, atol=1e-5)
+    values = {str(v) for v in itertools.chain.from_iterable(train.to_numpy())}
+    texts = {v for v in res.to_dict().values() if isinstance(v, str)}
+    assert not texts & values, texts & values
+    with pytest.raises(risk.RiskInputError, match="distinct labels"):
+        risk.membership_audit(train, REFERENCE, copying, targets=["r3", "r3"], shadows=8)
+
+
+@pytest.mark.parametrize(("kw", "error", "match"), [
+    (dict(shadows=9), risk.RiskInputError, "`shadows` must be even"),
+    (dict(shadows=6), risk.RiskInputError, "shadows >= 8"),
+    (dict(design="lira"), risk.RiskInputError, "`design` must be one of"),
+    (dict(shadow_size=5000), risk.RiskInputError, r"len\(reference\) = 1200"),
+    (dict(targets=595), risk.RiskInputError, r"`targets` must be in \[1, len\(train\)"),
+    (dict(fit_sample="cart"), TypeError, "`fit_sample` must be callable"),
+    (dict(fit_sample=lambda t, s: t.to_numpy()), risk.RiskInputError, "non-empty DataFrame"),
+    (dict(fit_sample=lambda t, s: t.drop(columns="x")), risk.RiskInputError,
+     r"lacks the audited column\(s\) \['x'\]"),
+    (dict(n_jobs=0), risk.RiskInputError, "`n_jobs`"),
+    (dict(progress=3), TypeError, "`progress`"),
+    (dict(design="shared", targets=60, shadow_size=50), risk.RiskInputError,
+     "must exceed `targets`"),
+])
+def test_bad_options_are_clean_errors(kw, error, match):
+    args = dict(fit_sample=copying, targets=2, shadows=8, shadow_size=40, random_state=0) | kw
+    with pytest.raises(error, match=match):
+        risk.membership_audit(TRAIN, REFERENCE, **args)
