@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,3 +84,32 @@ def safe_ratio(num: np.ndarray | float, den: np.ndarray | float) -> np.ndarray:
     out = np.zeros(np.broadcast(num_a, den_a).shape)
     np.divide(num_a, den_a, out=out, where=den_a != 0)
     return out
+
+
+def welch_interval(a: np.ndarray, b: np.ndarray, level: float = 0.95) -> Interval | None:
+    """Normal-approximation interval of ``mean(a) - mean(b)`` for independent samples, with
+    Welch's standard error ``sqrt(var(a) / n_a + var(b) / n_b)``; ``None`` when a sample has
+    fewer than two values (no variance to estimate)."""
+    if min(a.size, b.size) < 2:
+        return None
+    z = float(stats.norm.ppf(0.5 + level / 2.0))
+    diff = float(np.mean(a) - np.mean(b))
+    half = z * math.sqrt(float(np.var(a, ddof=1)) / a.size + float(np.var(b, ddof=1)) / b.size)
+    return Interval(diff - half, diff + half, level, "normal approximation, Welch's standard error")
+
+
+def newcombe_interval(p1: float, n1: int, p2: float, n2: int, level: float = 0.95) -> Interval:
+    """Interval of ``p1 - p2`` for two independent proportions: Newcombe's (1998) hybrid score
+    method 10, from the two Wilson score intervals."""
+    z = float(stats.norm.ppf(0.5 + level / 2.0))
+
+    def wilson(p: float, n: int) -> tuple[float, float]:
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        return centre - half, centre + half
+
+    (l1, u1), (l2, u2) = wilson(p1, n1), wilson(p2, n2)
+    d = p1 - p2
+    low = d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
+    high = d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+    return Interval(low, high, level, "Newcombe hybrid score (method 10)")

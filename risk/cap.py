@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from risk._encode import DEFAULT_NUMERIC_BINS, combine_many, encode, lookup_counts
 from risk._neighbors import nearest_target_counts
-from risk._result import Result, safe_ratio
+from risk._result import Interval, Result, safe_ratio, welch_interval
 from risk._validation import (
     RiskInputError,
     as_synthetic_sets,
@@ -83,6 +84,7 @@ class CAPSetResult(Result):
     holdout_cap_v2: float | None = None
     difference_v1: float | None = None
     difference_v2: float | None = None
+    difference_v1_interval: Interval | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,7 +108,9 @@ class CAPResult(Result):
     former.) Taub et al. 2018 average the original's CAP over the synthetic records whose key
     shows one target; synthgauge's TCAP equals our ``disco``. With a
     holdout, ``difference_v1 = cap_v1 - holdout_cap_v1`` (likewise v2) is the attribute
-    disclosure that membership adds. ``protection_* = 1 - cap_*``, as SDMetrics reports it.
+    disclosure that membership adds; ``difference_v1_interval`` is its normal-approximation
+    interval (Welch) over the records' individual CAPs (averaged over the sets).
+    ``protection_* = 1 - cap_*``, as SDMetrics reports it.
     """
 
     cap_v1: float
@@ -132,6 +136,7 @@ class CAPResult(Result):
     numeric_bins: int | None
     binned_columns: tuple[str, ...]
     per_set: tuple[CAPSetResult, ...]
+    difference_v1_interval: Interval | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -323,16 +328,20 @@ def cap(
     first_set = 2 if holdout is not None else 1
 
     per_set: list[CAPSetResult] = []
+    per_record: list[tuple[np.ndarray, np.ndarray]] = []  # with a holdout: train's, holdout's
     for i in range(len(sets)):
         ref = first_set + i
         att = _attribution(prep, 0, ref, matching)
         v1, v2, disco, disco_over_dis, n_matched = _averages(att)
-        extra: dict[str, float] = {}
+        extra: dict[str, Any] = {}
         if holdout is not None:
-            h1, h2, *_ = _averages(_attribution(prep, 1, ref, matching))
+            held = _attribution(prep, 1, ref, matching)
+            h1, h2, *_ = _averages(held)
             extra = dict(
-                holdout_cap_v1=h1, holdout_cap_v2=h2, difference_v1=v1 - h1, difference_v2=v2 - h2
+                holdout_cap_v1=h1, holdout_cap_v2=h2, difference_v1=v1 - h1, difference_v2=v2 - h2,
+                difference_v1_interval=welch_interval(att.cap(), held.cap()),
             )
+            per_record.append((att.cap(), held.cap()))
         per_set.append(
             CAPSetResult(
                 cap_v1=v1,
@@ -370,6 +379,10 @@ def cap(
         holdout_cap_v2=mean("holdout_cap_v2"),
         difference_v1=mean("difference_v1"),
         difference_v2=mean("difference_v2"),
+        # over the m sets: each record's CAP averaged over the sets, then Welch
+        difference_v1_interval=welch_interval(
+            np.mean([a for a, _ in per_record], axis=0),
+            np.mean([b for _, b in per_record], axis=0)) if per_record else None,
         n_original=len(original),
         n_holdout=None if holdout is None else len(holdout),
         n_sets=len(sets),

@@ -42,7 +42,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from risk._knn import ExactKNN
-from risk._result import Result
+from risk._result import Interval, Result, newcombe_interval
 from risk._validation import (
     RiskInputError,
     check_column_list,
@@ -63,7 +63,9 @@ class InferenceResult(Result):
     ``risk`` is the headline: accuracy (categorical target) or the share within tolerance
     (numeric target) on the original records; ``protection = 1 - risk``. ``risk_original_model``
     is the same attack trained on the original data, ``baseline`` the keyless guess.
-    Numeric-only fields are ``None`` for categorical targets.
+    Numeric-only fields are ``None`` for categorical targets. With a holdout, ``difference =
+    risk - holdout_risk`` and ``difference_interval`` its Newcombe (1998) interval, the two
+    shares taken as independent proportions over the original and holdout records.
     """
 
     target_type: str
@@ -86,6 +88,7 @@ class InferenceResult(Result):
     target: str
     estimator: str
     random_state: int
+    difference_interval: Interval | None = None
 
 
 CODED_CATEGORY_LIMIT = 20
@@ -366,6 +369,8 @@ def attribute_inference(
         less_accurate_share=float(np.mean(err_syn > err_orig)),
         holdout_risk=holdout_risk,
         difference=None if holdout_risk is None else risk - holdout_risk,
+        difference_interval=None if holdout_risk is None else newcombe_interval(
+            risk, len(original), holdout_risk, len(holdout)),
         n_original=len(original),
         n_synthetic=len(synthetic),
         n_holdout=None if holdout is None else len(holdout),

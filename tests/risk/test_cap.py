@@ -290,3 +290,17 @@ def test_numeric_bins_are_fitted_on_the_original_alone():
     # values outside the original's range fall into the end bins: here all into the last one
     per = risk.cap_per_record(orig, wide, keys=keys, target="t")
     assert per[orig["age"] < 58].eq(0).all()
+
+
+def test_difference_interval_is_welchs_over_the_records_caps():
+    rng = np.random.default_rng(3)
+    f = pd.DataFrame({"a": rng.integers(0, 3, 400), "b": rng.choice(list("xyz"), 400),
+                      "t": rng.choice(["p", "q"], 400)})
+    train, syn, hold = f.iloc[:200], f.iloc[200:300], f.iloc[300:]
+    res = risk.cap(train, syn, keys=["a", "b"], target="t", holdout=hold)
+    a = risk.cap_per_record(train, syn, keys=["a", "b"], target="t").to_numpy()
+    b = risk.cap_per_record(hold, syn, keys=["a", "b"], target="t").to_numpy()
+    half = 1.959963984540054 * np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+    assert res.difference_v1 == pytest.approx(a.mean() - b.mean())
+    assert (res.difference_v1_interval.low, res.difference_v1_interval.high) == pytest.approx(
+        (a.mean() - b.mean() - half, a.mean() - b.mean() + half))

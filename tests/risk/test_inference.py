@@ -225,3 +225,16 @@ def test_baseline_majority_on_a_tie_is_the_first_class_to_appear_whatever_the_dt
     coded = risk.attribute_inference(original, typed, keys="k", target="t")
     assert text.baseline == pytest.approx(0.4)  # "a" appears first: 2 of 5 originals
     assert coded.baseline == text.baseline
+
+
+def test_difference_interval_is_newcombes_as_statsmodels_computes_it():
+    sm = pytest.importorskip("statsmodels.stats.proportion")
+    rng = np.random.default_rng(2)
+    f = pd.DataFrame({"a": rng.integers(0, 3, 400), "b": rng.choice(list("xyz"), 400),
+                      "t": rng.choice(["p", "q"], 400)})
+    res = risk.attribute_inference(f.iloc[:200], f.iloc[200:300], keys=["a", "b"], target="t",
+                                   holdout=f.iloc[300:], random_state=0)
+    low, high = sm.confint_proportions_2indep(
+        round(res.risk * 200), 200, round(res.holdout_risk * 100), 100, method="newcomb")
+    assert (res.difference_interval.low, res.difference_interval.high) == pytest.approx(
+        (low, high))
