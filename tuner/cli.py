@@ -89,8 +89,21 @@ def _run(cfg, *, progress: bool) -> int:  # noqa: ANN001
         return EXIT_NO_RELEASE
     _print_table(tuned)
     _print_membership_warning(tuned.optuna_study)
+    _print_audit(folder)
     _summary(cfg, ctx, folder, "" if folder else release_note(tuned.optuna_study))
     return EXIT_OK
+
+
+def _print_audit(folder: Path | None) -> None:
+    """The release audit's verdict, from the release's manifest (DESIGN 13)."""
+    import json
+
+    manifest = None if folder is None else folder / "manifest.json"
+    if manifest is None or not manifest.exists():
+        return
+    audit = json.loads(manifest.read_text()).get("audit")
+    if audit:
+        print(f"\nRelease audit: {audit['summary']}")
 
 
 class _UsageError(Exception):
@@ -299,11 +312,13 @@ def main(argv: list[str] | None = None) -> int:
         _check_study(tuned, args)
         if args.command == "report":
             _print_table(tuned)
+            _print_audit(tuned.release_folder)
             if args.write:
                 for path in tuned.write_report():
                     print(f"wrote {path}")
             return EXIT_OK
         folder = tuned.release()
+        _print_audit(folder)
         print(f"release written to {folder.resolve()} (trial {tuned.released_trial})")
         return EXIT_OK
     except NoFeasibleTrial as exc:

@@ -13,6 +13,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from scipy import stats
+
 from tuner import measures
 from tuner.config_values import ConfigError, raise_all, section, table
 from tuner.families import SYNTHESIZERS
@@ -35,6 +37,8 @@ class DataConfig:
     missing_values: tuple[str, ...] = ()  # strings read as missing (e.g. "?" in UCI files)
     quasi_identifiers: tuple[str, ...] | None = None
     train_fraction: float = 0.5
+    # the sealed audit set (DESIGN 13): read only at release; the holdout is what is left
+    audit_fraction: float = 0.2
     stratify: str | None = None
     missing_codes: dict[str, tuple[Any, ...]] | None = None  # per column, e.g. {income = [-8]}
     identifiers: tuple[str, ...] = ()  # direct identifiers: dropped before anything else
@@ -109,6 +113,24 @@ class RiskConfig(Mapping[str, Any]):
                      self.synthesized))
 
 
+AUDIT_DESIGNS = ("auto", "per_target", "shared")
+
+
+@dataclasses.dataclass(frozen=True)
+class AuditConfig:
+    """The ``[audit]`` section: the release audit (DESIGN 13, :mod:`tuner.audit`)."""
+
+    enabled: bool = True
+    targets: int = 20  # K most vulnerable training records
+    shadows: int = 100  # R shadow runs per target, half with it
+    shadow_size: int = 1000  # records per shadow table (the holdout's size when smaller)
+    design: str = "auto"  # per_target when it fits in max_minutes, else shared
+    jobs: int = 0  # processes for the refits; 0: every core of this machine
+    tpr_limit: float = 0.05  # upper 95 % bound of the pooled TPR at 1 % FPR must not exceed it
+    max_minutes: float = 30.0
+    required: bool = True  # an audit that cannot run in max_minutes stops the release
+
+
 @dataclasses.dataclass(frozen=True)
 class UtilityConfig:
     metric: str = "quality_report"
@@ -122,6 +144,7 @@ class Config:
     risk: RiskConfig
     utility: UtilityConfig
     spaces: dict[str, dict[str, Any]]
+    audit: AuditConfig = dataclasses.field(default_factory=AuditConfig)
     source: Path | None = None
     raw: dict[str, Any] | None = None  # the mapping a config made from a dict came from
 
@@ -135,6 +158,10 @@ def _problems(cfg: Config) -> list[str]:
         errors.append(f"data.population_size must be >= 2, got {d.population_size}")
     if not 0.0 < d.train_fraction < 1.0:
         errors.append(f"data.train_fraction must be in (0, 1), got {d.train_fraction}")
+    elif not 0.0 <= d.audit_fraction < 1.0 - d.train_fraction:
+        errors.append(f"data.audit_fraction must be in [0, 1 - data.train_fraction = "
+                      f"{1.0 - d.train_fraction:g}) so that a holdout is left, got "
+                      f"{d.audit_fraction}")
     unknown = [x for x in s.synthesizers if x not in SYNTHESIZERS]
     if unknown:
         errors.append(f"study.synthesizers has unknown name(s) {unknown}; "
@@ -161,6 +188,7 @@ def _problems(cfg: Config) -> list[str]:
     if s.pareto_pick not in PICK_RULES:
         errors.append(f"study.pareto_pick must be one of {PICK_RULES}, got {s.pareto_pick!r}")
     errors += measures.check(cfg.risk)
+    errors += _audit_problems(cfg.audit)
     if u.metric not in UTILITY_METRICS:
         errors.append(f"utility.metric must be one of {UTILITY_METRICS}, got {u.metric!r}")
     if u.metric == "efficacy" and not u.target:
@@ -180,6 +208,44 @@ def _problems(cfg: Config) -> list[str]:
         except (TypeError, ValueError) as exc:
             errors.append(str(exc))
     return errors
+
+
+def _audit_problems(a: AuditConfig) -> list[str]:
+    """The ``[audit]`` keys, each problem naming its key."""
+    errors = []
+    if a.targets < 1:
+        errors.append(f"audit.targets must be >= 1, got {a.targets}")
+    if a.shadows < 8 or a.shadows % 2:
+        errors.append(f"audit.shadows must be even and >= 8 (half of the runs hold the "
+                      f"target, half of each half calibrates), got {a.shadows}")
+    if a.shadow_size < 2:
+        errors.append(f"audit.shadow_size must be >= 2 records, got {a.shadow_size}")
+    if a.design not in AUDIT_DESIGNS:
+        errors.append(f"audit.design must be one of {AUDIT_DESIGNS}, got {a.design!r}")
+    if a.jobs < 0:
+        errors.append(f"audit.jobs must be >= 0 (0: every core), got {a.jobs}")
+    if not 0.0 < a.tpr_limit <= 1.0:
+        errors.append(f"audit.tpr_limit must be in (0, 1], got {a.tpr_limit}")
+    if a.max_minutes <= 0:
+        errors.append(f"audit.max_minutes must be > 0, got {a.max_minutes}")
+    if a.enabled and not errors and null_tpr_upper(a.targets * a.shadows) > a.tpr_limit:
+        need = next(n for n in range(4, 10**6, 4) if null_tpr_upper(n) <= a.tpr_limit)
+        errors.append(
+            f"audit.targets x audit.shadows = {a.targets} x {a.shadows} leaves "
+            f"{a.targets * a.shadows // 4} member runs to test: even an attack that learns "
+            f"nothing (TPR 1 % at 1 % FPR) would have an upper bound of "
+            f"{null_tpr_upper(a.targets * a.shadows):.3f} > audit.tpr_limit = {a.tpr_limit}, "
+            f"so every release would be refused; make targets x shadows at least {need}, or "
+            "raise audit.tpr_limit")
+    return errors
+
+
+def null_tpr_upper(runs: int) -> float:
+    """The 95 % Clopper-Pearson upper bound of the pooled TPR at 1 % FPR of an attack that
+    learns nothing, with ``runs`` = targets x shadows (a quarter are member runs at test)."""
+    members = max(1, runs // 4)
+    hits = round(0.01 * members)
+    return 1.0 if hits >= members else float(stats.beta.ppf(0.975, hits + 1, members - hits))
 
 
 def _partial_problems(s: StudyConfig) -> list[str]:
@@ -256,7 +322,7 @@ def parse(raw: dict[str, Any], *, base: Path, source: Path | None = None) -> Con
 
     Every problem of the file is reported at once (one :class:`ConfigError`, one line each).
     """
-    sections = {"data", "study", "risk", "utility", "space"}
+    sections = {"data", "study", "risk", "utility", "space", "audit"}
     errors: list[str] = []
     unknown = sorted(set(raw) - sections)
     if unknown:
@@ -271,13 +337,15 @@ def parse(raw: dict[str, Any], *, base: Path, source: Path | None = None) -> Con
     data = section(raw, "data", DataConfig, base, errors)
     study = section(raw, "study", StudyConfig, base, errors)
     utility = section(raw, "utility", UtilityConfig, base, errors)
+    audit = section(raw, "audit", AuditConfig, base, errors)
     kinds = {k: o.kind for k, o in measures.options().items()}
     risk_values = table(raw, "risk", kinds, base, errors)
-    if data is None or study is None or utility is None:
+    if data is None or study is None or utility is None or audit is None:
         raise_all(errors)
     cfg = Config(data=data, study=study,
                  risk=RiskConfig(risk_values, synthesized=study.synthesize or ()),
-                 utility=utility, spaces={k: dict(v) for k, v in spaces.items()}, source=source)
+                 utility=utility, spaces={k: dict(v) for k, v in spaces.items()}, audit=audit,
+                 source=source)
     # values that parsed are checked too, all at once; not what follows from a bad value
     # (cap_keys = "age" is said, not also "cap_targets need cap_keys")
     given = raw.get("risk") if isinstance(raw.get("risk"), dict) else {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -14,6 +15,7 @@ from tuner.identifiers import drop_identifiers
 from tuner.measures import identification
 from tuner.partial import conditioning_problem
 from tuner.seeding import derive
+from tuner.stored_split import recorded_split
 from tuner.tracking import local_uri
 
 
@@ -31,6 +33,12 @@ class Context:
     @property
     def output(self) -> Path:
         return self.cfg.study.output
+
+    def split_record(self) -> dict[str, Any]:
+        """How the data were split, as the study records it (:mod:`tuner.stored_split`)."""
+        d = self.cfg.data
+        return {"train_fraction": d.train_fraction, "stratify": d.stratify,
+                "audit_fraction": d.audit_fraction if self.split.has_audit else 0.0}
 
 
 def apply_missing_codes(frame: pd.DataFrame,
@@ -82,8 +90,16 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
     if not problems:
         problems = partial_problems(cfg, frame)
     raise_all(problems)
-    sp = split(frame, train_fraction=cfg.data.train_fraction, seed=derive(cfg.study.seed, 0),
-               stratify=cfg.data.stratify)
     storage = cfg.study.storage or f"sqlite:///{(out / 'study.db').resolve()}"
+    recorded = recorded_split(storage, cfg.study.name)
+    audit = cfg.data.audit_fraction
+    if recorded is not None and recorded.get("legacy"):
+        audit = 0.0  # its trials were scored on every record not in training: kept
+        if cfg.data.audit_fraction:
+            print(f"note: study {cfg.study.name!r} was made before sealed audit sets: it keeps "
+                  "its holdout and has no audit set (its release says so); a new study gets "
+                  f"one (data.audit_fraction = {cfg.data.audit_fraction})")
+    sp = split(frame, train_fraction=cfg.data.train_fraction, seed=derive(cfg.study.seed, 0),
+               stratify=cfg.data.stratify, audit_fraction=audit)
     return Context(cfg, frame, sp, storage, cfg.study.mlflow_uri or local_uri(out),
                    fingerprint(frame))

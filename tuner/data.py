@@ -25,12 +25,21 @@ CATEGORY_LIMIT = 20
 
 @dataclasses.dataclass(frozen=True)
 class Split:
-    """The study's train/holdout split (DESIGN 2), as positions into the real table."""
+    """The study's split (DESIGN 2 and 13), as positions into the real table: train, holdout
+    and the sealed audit set (empty for a study made before audit sets existed). No trial reads
+    ``audit``: only the release does."""
 
     train: pd.DataFrame
     holdout: pd.DataFrame
     train_positions: np.ndarray
     holdout_positions: np.ndarray
+    audit: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
+    audit_positions: np.ndarray = dataclasses.field(
+        default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    @property
+    def has_audit(self) -> bool:
+        return len(self.audit_positions) > 0
 
 
 BUILTIN = {"builtin:fair": "Fair's affairs survey, statsmodels.api.datasets.fair (6,366 women)"}
@@ -125,36 +134,51 @@ def fingerprint(frame: pd.DataFrame) -> str:
 
 
 def split(
-    frame: pd.DataFrame, *, train_fraction: float, seed: int, stratify: str | None = None
+    frame: pd.DataFrame, *, train_fraction: float, seed: int, stratify: str | None = None,
+    audit_fraction: float = 0.0,
 ) -> Split:
-    """One seeded split into train and holdout, stratified on a column if asked."""
+    """One seeded split into train, holdout and audit, stratified on a column if asked.
+
+    The training records are drawn first, exactly as without an audit set (so a study's
+    training data do not depend on ``audit_fraction``); then ``audit_fraction`` of all the
+    records (within each stratum) are drawn from the rest, and the holdout is what is left.
+    """
     rng = np.random.default_rng(seed)
     n = len(frame)
     if stratify is None:
+        groups = [np.arange(n)]
         order = rng.permutation(n)
-        n_train = int(round(train_fraction * n))
-        train_pos = np.sort(order[:n_train])
+        train_pos = np.sort(order[:int(round(train_fraction * n))])
     else:
-        groups = frame[stratify].astype("string").fillna("<NA>").to_numpy()
-        chosen = []
-        for value in np.unique(groups):
-            members = np.flatnonzero(groups == value)
-            k = int(round(train_fraction * members.size))
-            chosen.append(rng.choice(members, size=k, replace=False))
-        train_pos = np.sort(np.concatenate(chosen))
+        labels = frame[stratify].astype("string").fillna("<NA>").to_numpy()
+        groups = [np.flatnonzero(labels == value) for value in np.unique(labels)]
+        train_pos = np.sort(np.concatenate([
+            rng.choice(g, size=int(round(train_fraction * g.size)), replace=False)
+            for g in groups]))
     mask = np.zeros(n, dtype=bool)
     mask[train_pos] = True
+    audit_pos = np.zeros(0, dtype=np.int64)
+    if audit_fraction > 0:
+        rest = [g[~mask[g]] for g in groups]
+        audit_pos = np.sort(np.concatenate([
+            rng.choice(r, size=min(r.size, int(round(audit_fraction * g.size))), replace=False)
+            for g, r in zip(groups, rest, strict=True)]).astype(np.int64))
+        mask[audit_pos] = True
     hold_pos = np.flatnonzero(~mask)
     if train_pos.size < 2 or hold_pos.size < 2:
         raise ValueError(
-            f"split.train_fraction={train_fraction} leaves {train_pos.size} training and "
-            f"{hold_pos.size} holdout records; both need at least 2"
+            f"data.train_fraction={train_fraction} and data.audit_fraction={audit_fraction} "
+            f"leave {train_pos.size} training and {hold_pos.size} holdout records of {n}; both "
+            "need at least 2 (lower data.audit_fraction, 0 for no sealed audit set, or change "
+            "data.train_fraction)"
         )
     return Split(
         train=frame.iloc[train_pos].reset_index(drop=True),
         holdout=frame.iloc[hold_pos].reset_index(drop=True),
         train_positions=train_pos,
         holdout_positions=hold_pos,
+        audit=frame.iloc[audit_pos].reset_index(drop=True),
+        audit_positions=audit_pos,
     )
 
 

@@ -53,6 +53,9 @@ class Evaluation:
     utility_seconds: float
     risk_seconds: float
     synthetic: pd.DataFrame = dataclasses.field(repr=False)
+    # the synthetic data as sampled, before the gate removed anything (full synthesis): what
+    # the release audit scores again against the sealed audit set
+    sampled: pd.DataFrame | None = dataclasses.field(default=None, repr=False)
     # partial synthesis: the m released sets (synthetic is the first) and how they were drawn
     sets: tuple[pd.DataFrame, ...] = dataclasses.field(default=(), repr=False)
     partial: Mapping[str, float] = dataclasses.field(default_factory=dict)
@@ -171,7 +174,7 @@ def score(cfg: Config, split: Split, synthetic: pd.DataFrame, *, seed: int,
     try:
         # the released data are the frames as made, not the measures' categorical copies
         return _measured(cfg, inputs, utility, utility_seconds, extra_seconds=gate_seconds) | {
-            "synthetic": synthetic}
+            "synthetic": synthetic, "sampled": sampled}
     except risk.RiskInputError as exc:
         if not removed:
             raise

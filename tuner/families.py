@@ -175,4 +175,22 @@ _SPECS = (
     ),
 )
 
-SYNTHESIZERS: Mapping[str, SynthesizerSpec] = MappingProxyType({s.name: s for s in _SPECS})
+_REGISTRY: dict[str, SynthesizerSpec] = {s.name: s for s in _SPECS}
+SYNTHESIZERS: Mapping[str, SynthesizerSpec] = MappingProxyType(_REGISTRY)
+
+
+def register(spec: SynthesizerSpec) -> None:
+    """Add a family of your own (its class an SDV single-table synthesiser) for this process:
+    configs may then name it, and trials, releases and the release audit fit it. Processes the
+    tuner starts itself (``workers > 1``, ``[audit] jobs > 1``) import the registry anew, so
+    register it in a module they import too, or keep those at 1."""
+    if spec.name in _REGISTRY:
+        raise ValueError(f"a synthesiser family named {spec.name!r} is registered already")
+    _REGISTRY[spec.name] = spec
+
+
+def unregister(name: str) -> None:
+    """Remove a family added by :func:`register` (the built-in ones stay)."""
+    if name in {s.name for s in _SPECS}:
+        raise ValueError(f"{name!r} is a built-in synthesiser family")
+    _REGISTRY.pop(name, None)

@@ -296,3 +296,23 @@ def save_marginals(real: pd.DataFrame, synthetic: pd.DataFrame, scores: dict[str
                                   if t.kind == "bars" and t.pooled},
             "suppressed_bins": {t.column: t.pooled for t in tables
                                 if t.kind == "histogram" and t.pooled}}
+
+
+def audit_aucs(membership: dict[str, Any]) -> Figure:
+    """Per target of the membership audit (most vulnerable first), each attack's AUC on the
+    test half of its shadow runs; 0.5 is guessing. No target's values: rank and score only."""
+    aucs = membership["attack_auc"]
+    k = len(membership["target_auc"])
+    fig, ax = figure(figsize=(max(6.0, 0.35 * k + 2), 3.6))
+    width = 0.8 / max(1, len(aucs))
+    for i, (attack, values) in enumerate(aucs.items()):
+        ax.bar(np.arange(k) + (i - (len(aucs) - 1) / 2) * width,
+               np.nan_to_num(np.asarray(values, float), nan=0.0), width, label=attack)
+    ax.axhline(0.5, color="grey", ls="--", lw=1, label="guessing")
+    ax.set_xticks(np.arange(k), [str(i + 1) for i in range(k)], fontsize=7)
+    ax.set_xlabel("target (1 = most vulnerable training record)")
+    ax.set_ylabel("AUC (test half of the shadow runs)")
+    ax.set_ylim(0, 1.02)
+    ax.set_title("Membership audit: each attack's AUC per target", fontsize=10)
+    ax.legend(fontsize=7, ncol=4, loc="lower right")
+    return fig

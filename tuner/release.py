@@ -35,6 +35,8 @@ from filelock import FileLock
 
 import risk
 from tuner import plots, report, utility
+from tuner.audit import metrics as audit_metrics
+from tuner.audit import release_audit
 from tuner.budget import pid_alive
 from tuner.context import Context
 from tuner.evaluation import Evaluation
@@ -70,9 +72,7 @@ def explain_infeasible(study: optuna.Study) -> str:
                     "at release.")
         lines += [f"  trial {n}: {why}" for n, why in sorted(refused.items())]
         if len(complete) and complete["feasible"].sum() == len(refused):
-            lines.append("What to try: more trials (the search goes on from what it learned), "
-                         "or a new study with a tighter limit on the measures refused above "
-                         "(trials estimate them on a sample), so that its search keeps a margin.")
+            lines.append(_refusal_advice(refused.values()))
             return "\n".join(lines)
     for col in [c for c in complete.columns if c.startswith("c.")]:
         failed = int((complete[col] > 0).sum())
@@ -98,6 +98,29 @@ def explain_infeasible(study: optuna.Study) -> str:
         "raise risk.cap_limit / risk.inference_limit only if your disclosure policy allows.",
     ]
     return "\n".join(lines)
+
+
+def _refusal_advice(reasons: Any) -> str:
+    """What to try when every feasible trial was refused at release, by why they were."""
+    text = " ".join(reasons)
+    advice = []
+    if "membership audit" in text:
+        advice.append(
+            "the most exposed training records were told apart by an intruder who knows the "
+            "generator: search safer settings (cart: larger min_samples_leaf, e.g. [space.cart] "
+            "min_samples_leaf = [20, 200]; neural families: fewer epochs; mst/aim: a lower "
+            "epsilon), or coarsen or drop the columns that make single people stand out; "
+            "[audit] required = false releases nothing safer, it only skips the audit")
+    if "no trial saw" in text:
+        advice.append(
+            "a constraint that passed on the holdout failed on the sealed audit set: the "
+            "holdout, which chose the trial among many, flattered it; a new study with a "
+            "tighter limit on that measure keeps a margin")
+    if "scored in full" in text or "every synthetic record" in text:
+        advice.append("a new study with a tighter limit on the measures refused above (trials "
+                      "estimate them on a sample), so that its search keeps a margin")
+    return ("What to try: more trials (the search goes on from what it learned); "
+            + "; ".join(advice or ["a new study with tighter limits"]) + ".")
 
 
 def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
@@ -149,6 +172,10 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
             tracker.log_folder(run_id, out, "release")
             where["mlflow_artifacts"] = f"runs:/{run_id}/release"
         tracker.mark_released(run_id)
+        audited = json.loads((out / "manifest.json").read_text()).get("audit") or {}
+        if audited:
+            tracker.log(run_id, metrics=audit_metrics(audited),
+                        tags={"audit_verdict": audited["verdict"]})
         where["mlflow_run"] = run_id
     study.set_user_attr(WHERE_ATTR, where)
     study.set_user_attr(RELEASED_ATTR, best.number)
@@ -279,19 +306,27 @@ def _utility(ev: Evaluation, ctx: Context, folder: Path,
 
 
 def write_split(ctx: Context) -> Path:
-    """The custodian-only list of training and holdout rows, in the study folder."""
+    """The custodian-only list of training, holdout and audit rows, in the study folder,
+    readable by its owner only (it tells who was in the training data)."""
     path = ctx.output / SPLIT_FILE
-    path.write_text(json.dumps({
+    content = json.dumps({
         "note": "CONFIDENTIAL, custodian-only: 0-based row positions of the data file used for "
-                "training (members) and as holdout. Never share it with the release.",
+                "training (members), as holdout (every trial's constraints) and as the sealed "
+                "audit set (read only at release). Never share it with the release.",
         "train_rows": ctx.split.train_positions.tolist(),
-        "holdout_rows": ctx.split.holdout_positions.tolist()}))
+        "holdout_rows": ctx.split.holdout_positions.tolist(),
+        "audit_rows": ctx.split.audit_positions.tolist()})
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(content)
+    os.chmod(path, 0o600)  # a file made before, with wider rights
     return path
 
 
 def _export(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
             folder: Path) -> Path:
     ev = recreate(ctx, best)
+    audited = release_audit(ctx, study, best, ev)  # refuses the trial when it fails
     staging = folder.with_name(f".{folder.name}.partial-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
@@ -300,6 +335,8 @@ def _export(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
         for name, one in zip(set_files(len(ev.sets))[1:], ev.sets[1:], strict=True):
             one.to_csv(staging / name, index=False)  # partial synthesis: sets 2..m
         figures = _figures(ev, ctx, staging)
+        if audited["membership"].get("ran"):  # the audit section shows it, not the figures list
+            plots.save_figure(plots.audit_aucs(audited["membership"]), staging / "audit_auc.png")
         frame = trials_frame(study)
         chosen = selection(study, best)
         if chosen["mode"] == "pareto":
@@ -318,7 +355,8 @@ def _export(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
             "utility": _utility(ev, ctx, staging, figures), "figures": figures,
         }
         digest = sha256_file(staging / "synthetic.csv")
-        content = manifest(ev, ctx, best, digest, report_data) | {"selection": chosen}
+        content = manifest(ev, ctx, best, digest, report_data) | {"selection": chosen,
+                                                                   "audit": audited}
         if ev.sets:
             content["partial"]["sha256"] = {name: sha256_file(staging / name)
                                             for name in set_files(len(ev.sets))}

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from tuner import measures
+from tuner import measures, report_audit
 from tuner.evaluation import Evaluation
 
 CAVEATS = (
@@ -119,6 +119,7 @@ def _blocks(m: dict[str, Any]) -> list[tuple[str, Any]]:
                                  "value": f"{v['value']:+.4f}",
                                  "passed": "yes" if v["passed"] else "NO"}
                                 for k, v in m["constraints"].items()])),
+        *report_audit.blocks(m),
         ("h2", "Risk measures"),
         ("table", pd.DataFrame(r["rows"])),
     ]

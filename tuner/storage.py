@@ -27,11 +27,13 @@ import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import optuna
 from filelock import FileLock
 from optuna.storages.journal import JournalFileBackend
 
+from tuner import stored_split
 from tuner.budget import record_interrupted
 from tuner.config import Config, ConfigError
 from tuner.context import Context
@@ -115,11 +117,11 @@ def is_postgres(url: str) -> bool:
 
 
 def engine_url(url: str) -> str:
-    """``url`` with the psycopg 3 driver for PostgreSQL (SQLAlchemy's default is psycopg2)."""
+    """``url`` with the psycopg 3 driver for PostgreSQL (SQLAlchemy's default is psycopg2),
+    which must be installed."""
     if not is_postgres(url):
         return url
-    if url.startswith(("postgresql://", "postgres://")):
-        url = "postgresql+psycopg://" + url.split("://", 1)[1]
+    url = stored_split.engine_url(url)
     if url.startswith("postgresql+psycopg://"):
         try:
             import psycopg  # noqa: F401
@@ -287,13 +289,37 @@ def open_study(ctx: Context, worker: int = 0) -> optuna.Study:
         study.set_user_attr("data_fingerprint", fp)
         study.set_user_attr("seed", ctx.cfg.study.seed)
         study.set_user_attr("n_train", len(ctx.split.train))
+        study.set_user_attr(stored_split.SPLIT_ATTR, ctx.split_record())
     elif known != fp:
         raise DataChanged(
             f"study {ctx.cfg.study.name!r} in {ctx.storage_url} was run on other data "
             f"(fingerprint {known[:12]}..., now {fp[:12]}...): data.path "
             f"{str(ctx.cfg.data.path)!r} changed since; use another study.name or --output"
         )
+    else:
+        _check_split(ctx, study.user_attrs.get(stored_split.SPLIT_ATTR))
     return study
+
+
+def _check_split(ctx: Context, recorded: dict[str, Any] | None) -> None:
+    """The split this process made must be the study's: refuse a changed train or audit
+    fraction (its trials were scored on the recorded split)."""
+    now = ctx.split_record()
+    if recorded is None:  # made before splits were recorded: no audit set, and prepare knew
+        if ctx.split.has_audit:
+            raise DataChanged(
+                f"study {ctx.cfg.study.name!r} in {ctx.storage_url} was made before sealed "
+                "audit sets, but this process split the data with one (its storage could not "
+                "be read before opening it); run the command again")
+        return
+    changed = [f"data.{k} = {now[k]!r} (the study was made with {recorded[k]!r})"
+               for k in ("train_fraction", "audit_fraction", "stratify")
+               if k in recorded and recorded[k] != now[k]]
+    if changed:
+        raise DataChanged(
+            f"study {ctx.cfg.study.name!r} in {ctx.storage_url} split its data otherwise: "
+            f"{'; '.join(changed)}; its trials were scored on that split: set the values back "
+            "to resume it, or use another study.name or --output for a new study")
 
 
 class DataChanged(ValueError):

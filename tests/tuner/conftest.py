@@ -28,6 +28,12 @@ bins = [8]
 """
 
 
+# the release audit, as small as it runs (16 fits of 60-record tables, in-process): every test
+# release exercises it; tpr_limit = 1 never refuses (tests/tuner/test_audit.py tests refusals)
+TINY_AUDIT_KEYS = {"targets": 2, "shadows": 8, "shadow_size": 60, "jobs": 1, "tpr_limit": 1.0}
+TINY_AUDIT = "\n[audit]\n" + "".join(f"{k} = {v}\n" for k, v in TINY_AUDIT_KEYS.items())
+
+
 def write_config(folder: Path, *, synthesizers=("cart", "gaussian_copula"), n_trials=3,
                  extra_risk: str = "", extra: str = "", workers: int = 1,
                  name: str = "t") -> Path:
@@ -54,7 +60,7 @@ def write_config(folder: Path, *, synthesizers=("cart", "gaussian_copula"), n_tr
 
     [utility]
     metric = "hellinger"
-    """).replace("'", '"') + TINY_SPACES + extra
+    """).replace("'", '"') + TINY_SPACES + (TINY_AUDIT if "[audit]" not in extra else "") + extra
     path = folder / "study.toml"
     path.write_text(text)
     return path

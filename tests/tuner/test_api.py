@@ -10,7 +10,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 import tuner
-from tests.tuner.conftest import write_config
+from tests.tuner.conftest import TINY_AUDIT_KEYS, write_config
 from tuner.cli import main
 from tuner.data import read_builtin
 
@@ -72,7 +72,8 @@ def test_tune_takes_a_dict_and_reports_no_release(tmp_path):
     raw = {"data": {"path": "builtin:fair", "population_size": 100_000},
            "study": {"name": "d", "synthesizers": ["gaussian_copula"], "n_trials": 1,
                      "output": str(tmp_path / "o")},
-           "risk": {"repeats": 5, "copy_limit": -1.0}, "utility": {"metric": "hellinger"}}
+           "risk": {"repeats": 5, "copy_limit": -1.0}, "utility": {"metric": "hellinger"},
+           "audit": dict(TINY_AUDIT_KEYS)}
     study = tuner.tune(raw)
     assert study.released_trial is None and study.release_folder is None
     assert len(study.trials_frame()) == 1

@@ -21,6 +21,7 @@ from pathlib import Path
 import optuna
 import pytest
 
+from tests.tuner.conftest import TINY_AUDIT_KEYS
 from tuner import cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,6 +39,7 @@ def _base() -> dict:
         "risk": {"repeats": 5, "cap_keys": ["age", "yrs_married"], "cap_targets": ["affairs"],
                  "inference_targets": ["affairs"]},
         "utility": {"metric": "hellinger"},
+        "audit": dict(TINY_AUDIT_KEYS),
     }
 
 
@@ -149,6 +151,11 @@ CONFIG_CASES = [
     ("train-fraction-one", {"data.train_fraction": 1.0}, ["data.train_fraction", "1.0"]),
     ("train-fraction-big", {"data.train_fraction": 1.5}, ["data.train_fraction", "1.5"]),
     ("train-fraction-string", {"data.train_fraction": "half"}, ["data.train_fraction", "half"]),
+    ("audit-fraction-leaves-no-holdout", {"data.audit_fraction": 0.5},
+     ["data.audit_fraction", "0.5", "holdout"]),
+    ("audit-fraction-negative", {"data.audit_fraction": -0.1}, ["data.audit_fraction", "-0.1"]),
+    ("audit-fraction-string", {"data.audit_fraction": "a fifth"},
+     ["data.audit_fraction", "a fifth"]),
     ("train-fraction-bool", {"data.train_fraction": True}, ["data.train_fraction", "True"]),
     ("train-fraction-nan", {"data.train_fraction": math.nan}, ["data.train_fraction", "nan"]),
     ("train-fraction-inf", {"data.train_fraction": math.inf}, ["data.train_fraction", "inf"]),
@@ -259,6 +266,18 @@ CONFIG_CASES = [
      ["ctgan", "batch_size", "300"]),
     ("space-not-table", {"space": 5}, ["[space"]),
     ("unknown-section", {"sapce": {"x": 1}}, ["sapce"]),
+    # [audit]
+    ("audit-shadows-odd", {"audit.shadows": 9}, ["audit.shadows", "9"]),
+    ("audit-shadows-few", {"audit.shadows": 4}, ["audit.shadows", "4"]),
+    ("audit-targets-zero", {"audit.targets": 0}, ["audit.targets", "0"]),
+    ("audit-design-unknown", {"audit.design": "lira"}, ["audit.design", "lira"]),
+    ("audit-tpr-limit-above-one", {"audit.tpr_limit": 1.5}, ["audit.tpr_limit", "1.5"]),
+    ("audit-limit-unreachable", {"audit.tpr_limit": 0.05},
+     ["audit.targets x audit.shadows", "0.05", "every release would be refused"]),
+    ("audit-jobs-negative", {"audit.jobs": -2}, ["audit.jobs", "-2"]),
+    ("audit-minutes-zero", {"audit.max_minutes": 0}, ["audit.max_minutes", "0"]),
+    ("audit-enabled-string", {"audit.enabled": "yes"}, ["audit.enabled", "yes"]),
+    ("audit-unknown-key", {"audit.shadow": 10}, ["[audit]", "shadow"]),
 ]
 
 

@@ -81,7 +81,7 @@ def test_headerless_csv_with_missing_marker(tmp_path):
     cfg_path = tmp_path / "study.toml"
     cfg_path.write_text(
         '[data]\npath = "people.data"\nheader_names = ["age", "workclass", "relationship"]\n'
-        'missing_values = ["?"]\npopulation_size = 100\n'
+        'missing_values = ["?"]\npopulation_size = 100\naudit_fraction = 0.0\n'
     )
     cfg = config.load(cfg_path)
     from tuner.context import prepare

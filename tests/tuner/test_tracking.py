@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.tuner.conftest import TINY_AUDIT
 from tuner.cli import main
 from tuner.config import ConfigError
 from tuner.data import read_builtin
@@ -189,7 +190,7 @@ cap_targets = {json.dumps(targets)}
 inference_targets = {json.dumps(targets)}
 [utility]
 metric = "hellinger"
-""")
+{TINY_AUDIT}""")
     code = main(["run", str(tmp_path / "study.toml"), "--no-progress"])
     out, err = capsys.readouterr()
     assert code in (0, 3), err[-3000:]

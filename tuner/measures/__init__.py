@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
+import risk
 from tuner.measures import attribute, gate, identification, membership, partial_gate
 from tuner.measures.base import (
     Bound,
@@ -62,6 +63,22 @@ def _bound_of(name: str) -> tuple[MeasureSpec, Bound, str] | None:
     return None
 
 
+def constraint_result(name: str, outcomes: Mapping[str, Outcome]
+                      ) -> tuple[Bound, float, risk.Interval | None] | None:
+    """Constraint ``name``'s bound, the metric it bounds and that metric's interval (``None``
+    where the bound has none), from a trial's outcomes; ``None`` for an unknown constraint."""
+    found = _bound_of(name)
+    if found is None:
+        return None
+    spec, bound, _ = found
+    _, _, label = name.partition(".")
+    result = outcomes.get(spec.name, Outcome({})).results.get(label)
+    if result is None:
+        return None
+    value = spec.metrics(result).get(bound.metric, math.nan)
+    return bound, value, bound.interval(result) if bound.interval else None
+
+
 def sampled_constraint(name: str) -> bool:
     """Whether constraint ``name`` belongs to a measure a trial estimates on a sample and the
     release computes on every record (``MeasureSpec.sampled``)."""
@@ -97,4 +114,5 @@ def check(opts: Mapping[str, Any]) -> list[str]:
 
 
 __all__ = ["MEASURES", "Bound", "Inputs", "MeasureSpec", "Option", "Outcome", "ReportRow",
-           "check", "column_options", "enabled", "margin_then", "options", "sampled_constraint"]
+           "check", "column_options", "constraint_result", "enabled", "margin_then", "options",
+           "sampled_constraint"]

@@ -37,6 +37,9 @@ class Bound:
     metric: str
     limit: str | float  # a [risk] option, or a fixed number
     sense: Literal["max", "min"] = "max"
+    # the metric's interval from its result, for the measures that compare with the holdout
+    # (the release shows them beside the sealed audit set's); None: no interval
+    interval: Callable[[Any], risk.Interval | None] | None = None
 
     def value(self, metric: float, options: Mapping[str, Any]) -> float:
         if metric is None or not math.isfinite(metric):

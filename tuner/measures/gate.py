@@ -145,6 +145,12 @@ def _dcr_metrics(r: Any) -> dict[str, float]:
             "dcr_excess": r.excess, "dcr_ci_low": r.interval.low, "dcr_ci_high": r.interval.high}
 
 
+def _excess_interval(r: Any) -> risk.Interval:
+    """The share's Wilson interval, less the baseline (a constant given the split)."""
+    i = r.interval
+    return risk.Interval(i.low - r.baseline, i.high - r.baseline, i.level, i.method)
+
+
 def _dcr_report(label: str, r: Any, o: Mapping[str, Any]) -> list[ReportRow]:
     return [ReportRow(
         "distance to closest record: share closer to train",
@@ -184,7 +190,8 @@ SPECS = (
         enabled=lambda o: not synthesized(o),
         compute=_copies,
         metrics=_copies_metrics,
-        bounds=(Bound("copies", "copies_difference", "copy_limit"),),
+        bounds=(Bound("copies", "copies_difference", "copy_limit",
+                      interval=lambda r: r.difference_interval),),
         report=_copies_report,
     ),
     MeasureSpec(
@@ -208,7 +215,8 @@ SPECS = (
         enabled=lambda o: not synthesized(o),
         compute=_near_copies,
         metrics=_near_metrics,
-        bounds=(Bound("near_copies", "near_copies_difference", "near_copy_limit"),),
+        bounds=(Bound("near_copies", "near_copies_difference", "near_copy_limit",
+                      interval=lambda r: r.difference_interval),),
         report=_near_report,
     ),
     MeasureSpec(
@@ -221,7 +229,7 @@ SPECS = (
         enabled=lambda o: not synthesized(o),
         compute=_dcr,
         metrics=_dcr_metrics,
-        bounds=(Bound("dcr", "dcr_excess", "dcr_limit"),),
+        bounds=(Bound("dcr", "dcr_excess", "dcr_limit", interval=_excess_interval),),
         report=_dcr_report,
         sampled=True,  # DCR_SAMPLE records per trial, every record at release
     ),

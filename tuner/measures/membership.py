@@ -118,7 +118,7 @@ SPECS = (
         enabled=lambda o: True,
         compute=_compute,
         metrics=_metrics,
-        bounds=(Bound("m", "m", "m_threshold"),),
+        bounds=(Bound("m", "m", "m_threshold", interval=lambda r: r.m_spread),),
         report=_report,
     ),
 )

@@ -1,0 +1,217 @@
+"""The release audit (DESIGN 13): the sealed audit set, and the membership audit that knows the
+generator, as a custodian meets them through the tuner."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tuner
+from tests.data import load_adult
+from tests.tuner.conftest import write_config
+from tests.tuner.memoriser import SPEC as MEMORISER
+from tuner import config, families
+from tuner.config import ConfigError
+from tuner.context import prepare
+from tuner.data import Split, split
+from tuner.evaluation import evaluate
+from tuner.recreate import NoFeasibleTrial
+from tuner.storage import DataChanged, open_study
+from tuner.stored_split import SPLIT_ATTR
+from tuner.trials import rejected
+
+
+def test_the_audit_set_leaves_the_training_records_as_they_were():
+    frame = pd.DataFrame({"s": np.arange(1001) % 7, "v": np.arange(1001)})
+    for strata in (None, "s"):
+        before = split(frame, train_fraction=0.5, seed=3, stratify=strata)
+        after = split(frame, train_fraction=0.5, seed=3, stratify=strata, audit_fraction=0.2)
+        np.testing.assert_array_equal(before.train_positions, after.train_positions)
+        assert after.has_audit and not before.has_audit
+        assert abs(len(after.audit) - 200) <= 7 and abs(len(after.holdout) - 300) <= 7
+        everyone = np.concatenate([after.train_positions, after.holdout_positions,
+                                   after.audit_positions])
+        assert np.array_equal(np.sort(everyone), np.arange(1001))  # disjoint, complete
+        np.testing.assert_array_equal(  # the holdout of old is holdout + audit
+            before.holdout_positions,
+            np.sort(np.concatenate([after.holdout_positions, after.audit_positions])))
+
+
+def test_no_trial_reads_the_audit_set(tiny_config):
+    cfg = tiny_config(synthesizers=("cart",))
+    sp = prepare(cfg).split
+    garbage = Split(train=sp.train, holdout=sp.holdout, train_positions=sp.train_positions,
+                    holdout_positions=sp.holdout_positions,
+                    audit=pd.DataFrame({"nothing": ["like", "the", "data"]}),
+                    audit_positions=np.array([0, 1, 2]))
+    kw = dict(seed=11, threads=1)
+    one = evaluate(cfg, sp, "cart", {"min_samples_leaf": 20}, **kw)
+    two = evaluate(cfg, garbage, "cart", {"min_samples_leaf": 20}, **kw)
+    assert one.metrics() | {"risk_seconds": 0, "utility_seconds": 0, "fit_seconds": 0,
+                            "sample_seconds": 0} == two.metrics() | {
+        "risk_seconds": 0, "utility_seconds": 0, "fit_seconds": 0, "sample_seconds": 0}
+
+
+@pytest.mark.parametrize(("extra", "match"), [
+    ("[audit]\nshadows = 9\n", r"audit.shadows must be even and >= 8 .*, got 9"),
+    ("[audit]\ntargets = 2\nshadows = 8\n", r"audit.targets x audit.shadows = 2 x 8 .* every "
+                                            r"release would be refused; make targets x "
+                                            r"shadows at least"),
+    ("[audit]\ndesign = \"lira\"\n", r"audit.design must be one of"),
+    ("[audit]\ntpr_limit = 0.0\n", r"audit.tpr_limit must be in \(0, 1\], got 0.0"),
+    ("[audit]\njobs = -1\n", r"audit.jobs must be >= 0"),
+    ("[audit]\nwhatever = 1\n", r"unknown key\(s\) \['whatever'\] in \[audit\]"),
+])
+def test_bad_audit_settings_are_said_before_any_trial(tmp_path, extra, match):
+    with pytest.raises(ConfigError, match=match):
+        config.load(write_config(tmp_path, extra=extra))
+
+
+def test_an_audit_fraction_that_leaves_no_holdout_is_refused(tmp_path):
+    path = write_config(tmp_path)
+    path.write_text(path.read_text().replace("train_fraction = 0.5",
+                                             "train_fraction = 0.5\naudit_fraction = 0.5"))
+    with pytest.raises(ConfigError, match=r"data.audit_fraction must be in \[0, 1 - "
+                                          r"data.train_fraction = 0.5\)"):
+        config.load(path)
+
+
+def _release_audit(folder) -> dict:
+    return json.loads((folder / "release" / "manifest.json").read_text())["audit"]
+
+
+def test_release_carries_the_audit_and_split_json_is_the_owners_alone(tmp_path):
+    cfg = config.load(write_config(tmp_path, synthesizers=("cart",), n_trials=2))
+    tuned = tuner.tune(cfg.source)
+    out = tuned.output
+    audit = _release_audit(out)
+    assert audit["verdict"] == "passed" and audit["membership"]["ran"]
+    assert audit["membership"]["fits"] == 16 and len(audit["membership"]["target_auc"]) == 2
+    assert audit["audit_set"]["available"] and audit["audit_set"]["n_audit"] > 0
+    names = {r["constraint"] for r in audit["audit_set"]["rows"]}
+    assert {"m", "copies", "near_copies", "dcr", "cap.affairs", "inference.affairs"} <= names
+    for row in audit["audit_set"]["rows"]:  # holdout-based: both sides with an interval
+        assert row["audit_interval"] is not None and row["holdout_interval"] is not None
+    report = (out / "release" / "report.md").read_text()
+    assert "## Release audit: passed" in report and "audit_auc.png" in report
+    assert "sealed records" in report
+    split_file = out / "split.json"
+    assert stat.S_IMODE(os.stat(split_file).st_mode) == 0o600
+    rows = json.loads(split_file.read_text())
+    assert len(rows["audit_rows"]) == audit["audit_set"]["n_audit"]
+    # a second export keeps the audit it paid for
+    again = tuner.load(out)
+    again.release()
+    assert _release_audit(out)["membership"] == audit["membership"]
+
+
+def test_a_study_made_before_audit_sets_keeps_its_holdout_and_says_so(tmp_path):
+    path = write_config(tmp_path, synthesizers=("cart",), n_trials=2)
+    path.write_text(path.read_text().replace("train_fraction = 0.5",
+                                             "train_fraction = 0.5\naudit_fraction = 0.0"))
+    tuned = tuner.tune(path)
+    study = tuned.optuna_study
+    study.set_user_attr(SPLIT_ATTR, None)  # what a study made before this change holds
+    path.write_text(path.read_text().replace("audit_fraction = 0.0\n", ""))  # default 0.2
+    ctx = prepare(config.load(path))
+    assert not ctx.split.has_audit and len(ctx.split.holdout) == len(ctx.frame) - len(
+        ctx.split.train)
+    tuner.load(tuned.output).release()  # the trial's data reproduce: same holdout
+    audit = _release_audit(tuned.output)
+    assert not audit["audit_set"]["available"]
+    assert "made before sealed audit sets" in audit["audit_set"]["note"]
+    assert "No sealed audit set" in (tuned.output / "release" / "report.md").read_text()
+
+
+def test_a_changed_audit_fraction_is_refused_for_a_study_that_has_one(tmp_path):
+    path = write_config(tmp_path, synthesizers=("cart",), n_trials=1)
+    tuner.tune(path)
+    path.write_text(path.read_text().replace("train_fraction = 0.5",
+                                             "train_fraction = 0.5\naudit_fraction = 0.1"))
+    with pytest.raises(DataChanged, match=r"data.audit_fraction = 0.1 \(the study was made "
+                                          r"with 0.2\)"):
+        open_study(prepare(config.load(path)))
+
+
+def test_an_audit_that_cannot_run_in_time_stops_the_release_unless_not_required(tmp_path):
+    slow = "[audit]\ntargets = 2\nshadows = 8\nshadow_size = 60\njobs = 1\ntpr_limit = 1.0\n" \
+           "max_minutes = 0.0001\n"
+    path = write_config(tmp_path, synthesizers=("cart",), n_trials=1, extra=slow)
+    tuned = tuner.tune(path)
+    assert tuned.released_trial is None
+    with pytest.raises(NoFeasibleTrial, match=r"would take about .* more than "
+                                              r"audit.max_minutes = 0.0001.*audit.required"):
+        tuned.release()
+    assert not rejected(tuned.optuna_study)  # not the trial's fault: nothing refused
+    path.write_text(path.read_text().replace("max_minutes", "required = false\nmax_minutes"))
+    tuner.load(path).release()
+    audit = _release_audit(tuned.output)
+    assert audit["verdict"] == "not audited" and not audit["membership"]["ran"]
+    assert "No membership audit ran" in (tuned.output / "release" / "report.md").read_text()
+
+
+# ------------------------------------------------------------------------ on Adult
+
+AUDIT = "[audit]\ntargets = 4\nshadows = 40\nshadow_size = 300\njobs = 1\ntpr_limit = 0.3\n"
+
+
+def _adult_config(tmp_path, synthesizers, name):
+    adult = load_adult()
+    sample = adult.sample(3000, random_state=0).reset_index(drop=True)
+    sample.to_csv(tmp_path / "adult.csv", index=False)
+    text = f"""
+[data]
+path = "adult.csv"
+population_size = 48842
+[study]
+name = "{name}"
+synthesizers = {json.dumps(list(synthesizers))}
+n_trials = 2
+seed = 3
+output = "out-{name}"
+{"[space.memoriser]" if "memoriser" in synthesizers else ""}
+{"min_samples_leaf = [20, 40]" if "memoriser" in synthesizers else ""}
+[risk]
+repeats = 20
+[utility]
+metric = "hellinger"
+{AUDIT}"""
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def memoriser():
+    families.register(MEMORISER)
+    yield
+    families.unregister(MEMORISER.name)
+
+
+@pytest.mark.slow
+def test_the_audit_refuses_a_planted_leak_the_gate_lets_through(tmp_path, memoriser):
+    tuned = tuner.tune(_adult_config(tmp_path, ["memoriser"], "leak"))
+    frame = tuned.trials_frame()
+    assert frame["feasible"].all()  # M, copies, near copies, DCR: every constraint passed
+    assert tuned.released_trial is None
+    refused = rejected(tuned.optuna_study)
+    assert set(refused) == set(frame["number"])
+    assert all("membership audit" in why for why in refused.values()), refused
+    with pytest.raises(NoFeasibleTrial, match="membership audit"):
+        tuned.release()
+
+
+@pytest.mark.slow
+def test_a_gaussian_copula_release_on_adult_passes_the_audit(tmp_path):
+    tuned = tuner.tune(_adult_config(tmp_path, ["gaussian_copula"], "clean"))
+    assert tuned.released_trial is not None
+    audit = _release_audit(tuned.output)
+    mem = audit["membership"]
+    assert audit["verdict"] == "passed" and mem["design"] == "per_target"
+    assert mem["tpr_at_1pct_interval"][1] <= 0.3 and mem["fits"] == 160
+    assert audit["audit_set"]["available"] and not audit["audit_set"]["failed"]

@@ -1,0 +1,89 @@
+"""The release's gate scored again on the sealed audit set (DESIGN 13, step 1).
+
+Every trial's constraints are measured against the holdout, and the release is the best of many
+trials on those numbers: its holdout values are biased in its favour (the winner's curse). The
+audit set, records no trial ever read, gives unbiased values. At release the synthetic data as
+sampled are scored again with the audit set in the holdout's place, by the very measures and
+limits of the trials (exact and near copies, DCR, CAP and inference differences, M with the
+audit records as non-members; measures that do not read the holdout give the same numbers);
+a constraint that fails there refuses the candidate ("fails on records no trial saw"), through
+the release's refusal path (:class:`tuner.recreate.ReleaseRejected`).
+
+A study made before audit sets existed has none: the release says so and goes on as before.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from tuner import measures
+from tuner.context import Context
+from tuner.data import Split
+from tuner.evaluation import Evaluation, score
+
+NO_AUDIT_SET = ("this study was made before sealed audit sets existed: every record not in "
+                "training is its holdout, which also chose the release; its constraints were "
+                "not checked on records no trial saw")
+
+
+def _interval(i: Any) -> list[float] | None:
+    return None if i is None else [float(i.low), float(i.high)]
+
+
+def audit_set_check(ctx: Context, ev: Evaluation) -> dict[str, Any]:
+    """The candidate's constraints on the holdout and on the audit set, side by side:
+    ``{"available", "n_audit", "rows": [...], "failed": [...], "note"}`` (no data values).
+    ``failed`` names the constraints that pass on the holdout and fail on the audit set."""
+    if not ctx.split.has_audit:
+        return {"available": False, "note": NO_AUDIT_SET, "rows": [], "failed": []}
+    if ctx.cfg.study.synthesize or ev.sampled is None:
+        return {"available": False, "rows": [], "failed": [],
+                "note": "partial synthesis: the released rows are training records; the gate "
+                        "of partial mode compares each with a holdout counterpart drawn by the "
+                        "trial's model, which the audit set has not"}
+    split = ctx.split
+    sealed = Split(train=split.train, holdout=split.audit,
+                   train_positions=split.train_positions,
+                   holdout_positions=split.audit_positions)
+    again = score(ctx.cfg, sealed, ev.sampled, seed=ev.seed, release=True)
+    rows, failed = [], []
+    for name, held in ev.constraints.items():
+        sealed_value = again["constraints"].get(name, math.nan)
+        before = measures.constraint_result(name, ev.outcomes)
+        after = measures.constraint_result(name, again["outcomes"])
+        if before is None or after is None:
+            continue
+        bound = before[0]
+        if before[1] == after[1] and held == sealed_value:
+            continue  # a measure that does not read the holdout (DiSCO, unique copies)
+        passed = bool(sealed_value <= 0)
+        rows.append({"constraint": name, "metric": bound.metric,
+                     "holdout": before[1], "holdout_interval": _interval(before[2]),
+                     "audit": after[1], "audit_interval": _interval(after[2]),
+                     "holdout_margin": held, "audit_margin": sealed_value, "passed": passed,
+                     "interval_method": None if after[2] is None else after[2].method})
+        if not passed:
+            failed.append(name)
+    return {"available": True, "n_audit": len(split.audit), "n_holdout": len(split.holdout),
+            "rows": rows, "failed": failed,
+            "note": "the gate's holdout-based measures recomputed with the sealed audit set "
+                    "(records no trial read) in the holdout's place"}
+
+
+def refusal(check: dict[str, Any]) -> str | None:
+    """Why the candidate is refused by its audit-set values, or ``None``."""
+    if not check.get("failed"):
+        return None
+    parts = [f"{r['constraint']!r} {r['metric']} {r['audit']:+.4f} on the audit set (margin "
+             f"{r['audit_margin']:+.4f}; {r['holdout']:+.4f} on the holdout)"
+             for r in check["rows"] if r["constraint"] in check["failed"]]
+    return "fails on records no trial saw: " + "; ".join(parts)
+
+
+def winners_curse(check: dict[str, Any]) -> dict[str, float]:
+    """Per constraint, audit value minus holdout value (positive: the holdout flattered it)."""
+    return {r["constraint"]: r["audit"] - r["holdout"] for r in check.get("rows", [])
+            if math.isfinite(r["audit"]) and math.isfinite(r["holdout"])}
+
+

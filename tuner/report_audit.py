@@ -1,0 +1,92 @@
+"""The release report's audit section (DESIGN 13): what the intruder knew, what it achieved on
+the most exposed people, the epsilon lower bound, and the audit set beside the holdout.
+Rendered from the manifest's ``audit`` entry alone (no data), as the rest of the report."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+ATTACK_NAMES = {"distance": "distance to the closest synthetic record",
+                "domias": "DOMIAS density ratio of synthetic to holdout data (van Breugel et "
+                          "al. 2023)",
+                "classifier": "a random forest on counts of synthetic records near the target "
+                              "and matching it on subsets of its columns (TAPAS' queries)"}
+
+
+def _pct(x: float) -> str:
+    return f"{x:.1%}" if math.isfinite(x) else "undefined"
+
+
+def _ci(pair: list[float] | None, fmt: str = "{:+.4f}") -> str:
+    return "" if not pair else f" [{fmt.format(pair[0])}, {fmt.format(pair[1])}]"
+
+
+def _membership(a: dict[str, Any]) -> list[tuple[str, Any]]:
+    mem, who = a["membership"], a["intruder"]
+    if not mem.get("ran"):
+        return [("p", f"**No membership audit ran**: {mem.get('why', 'not run')}.")]
+    design = ("per target: each target's own shadow tables, as Stadler et al. (2022) and "
+              "Meeus et al. (2023) play the game" if mem["design"] == "per_target" else
+              "shared: every shadow table holds each target with probability one half, as "
+              "LiRA's shadow models (Carlini et al. 2022); cheaper, and weaker when the most "
+              "exposed records resemble each other")
+    lo, hi = mem["tpr_at_1pct_interval"]
+    lo10, hi10 = mem["tpr_at_10pct_interval"]
+    rows = [
+        ("pooled TPR at 1 % FPR", f"{_pct(mem['tpr_at_1pct'])} [{_pct(lo)}, {_pct(hi)}] "
+                                  f"(FPR reached {_pct(mem['fpr_at_1pct'])})",
+         f"upper bound <= {a['tpr_limit']}"),
+        ("pooled TPR at 10 % FPR", f"{_pct(mem['tpr_at_10pct'])} [{_pct(lo10)}, {_pct(hi10)}]",
+         ""),
+        ("per-target AUC (best attack)", f"most exposed {mem['max_auc']:.3f}, median "
+                                         f"{mem['median_auc']:.3f}", ""),
+        ("empirical epsilon lower bound", f"{mem['epsilon_lower_bound']:.3f}"
+         + (f" (claimed epsilon {a['claimed_epsilon']:g})" if "claimed_epsilon" in a else ""),
+         "ln(TPR lower / FPR upper) at 1 % FPR (Jagielski et al. 2020)"),
+    ]
+    skipped = (f" The classifier could not be trained for {mem['classifier_skipped']} "
+               "target(s)." if mem.get("classifier_skipped") else "")
+    return [
+        ("p", f"**What the intruder knew**: the synthesiser ({who['family']}) and its tuned "
+              f"parameters, {who['auxiliary_records']:,} holdout records as auxiliary data, and "
+              "each target's whole record. **Targets**: the "
+              f"{mem['targets']} training records farthest from their 5 nearest neighbours "
+              "(Meeus et al. 2023), never shown. **Game**: "
+              f"{mem['shadows']} shadow tables of {mem['shadow_size']:,} records per target, half "
+              f"with the target, {mem['fits']:,} fits in {mem['seconds']:.0f} s; design "
+              f"{design}. **Attacks**, the best per target: "
+              + "; ".join(ATTACK_NAMES.get(x, x) for x in mem["attacks"]) + "." + skipped),
+        ("table", pd.DataFrame(rows, columns=["figure", "value [95 % interval]", "limit"])),
+        ("img", "audit_auc.png"),
+    ]
+
+
+def _audit_set(a: dict[str, Any]) -> list[tuple[str, Any]]:
+    check = a["audit_set"]
+    if not check.get("available"):
+        return [("p", f"**No sealed audit set**: {check['note']}.")]
+    table = pd.DataFrame([{
+        "constraint": r["constraint"],
+        "holdout (chose the release)": f"{r['holdout']:+.4f}{_ci(r['holdout_interval'])}",
+        "audit set (no trial saw it)": f"{r['audit']:+.4f}{_ci(r['audit_interval'])}",
+        "margin on the audit set": f"{r['audit_margin']:+.4f}",
+        "passed": "yes" if r["passed"] else "NO"} for r in check["rows"]])
+    return [("p", f"The gate's holdout-based measures on {check['n_audit']:,} sealed records "
+                  f"beside the {check['n_holdout']:,} holdout records that scored every trial "
+                  "(95 % intervals; M's is its spread over the attack's repeats). The holdout "
+                  "chose this release among many trials, so its numbers flatter it; a "
+                  "positive difference in the audit column is that winner's curse."),
+            ("table", table)]
+
+
+def blocks(m: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The report's audit section; empty for a manifest written before audits existed."""
+    a = m.get("audit")
+    if not a:
+        return []
+    return [("h2", f"Release audit: {a['verdict']}"), ("p", a["summary"]),
+            ("h3", "Per-record membership audit that knows the generator"), *_membership(a),
+            ("h3", "The gate on the sealed audit set"), *_audit_set(a)]
