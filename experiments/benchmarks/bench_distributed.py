@@ -199,6 +199,9 @@ cap_keys = ["age", "yrs_married", "children", "religious"]
 cap_targets = ["affairs"]
 inference_targets = ["affairs"]
 
+[audit]
+enabled = false
+
 [utility]
 metric = "hellinger"
 {extra}""".replace("'", '"'))
