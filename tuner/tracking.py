@@ -248,7 +248,16 @@ class Tracker:
 
         metrics, params, tags = metrics or {}, params or {}, dict(tags or {})
         series = series or {}
-        keys = self._keys(run_id, [*metrics, *series, *params, *tags])
+        given = [*metrics, *series, *params, *tags]
+        if run_id not in self._renamed and any(mlflow_name(k) != k for k in given):
+            # another process (the release, its audit) may have renamed names of this run:
+            # keep its map and its logged names, so the tag still maps every name back
+            known = self._renames_logged(run_id)
+            for logged, name in known.items():
+                if name not in self.names and logged not in self._given:
+                    self.names[name], self._given[logged] = logged, name
+            self._renamed[run_id] = known
+        keys = self._keys(run_id, given)
         renamed = {v: k for k, v in keys.items() if v != k}
         if renamed:  # the run's tag maps every name renamed in it back
             self._renamed.setdefault(run_id, {}).update(renamed)
@@ -267,6 +276,17 @@ class Tracker:
             params=[Param(keys[k], str(v)[:6000]) for k, v in params.items()],
             tags=[RunTag(keys.get(k, k), str(v)[:MAX_TAG_VALUE]) for k, v in tags.items()],
         )
+
+    def _renames_logged(self, run_id: str) -> dict[str, str]:
+        """The run's own map of renamed names (its :data:`NAMES_TAG`), empty when it has none."""
+        text = self.client.get_run(run_id).data.tags.get(NAMES_TAG)
+        if not text:
+            return {}
+        try:
+            found = json.loads(text)
+        except ValueError:
+            return {}
+        return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
 
     def log_figure(self, run_id: str, name: str, figure: Figure) -> None:
         self.client.log_figure(run_id, figure, name)

@@ -85,6 +85,23 @@ def test_colliding_names_are_renamed_alike_in_every_process(store):
     assert {first.key(n) for n in names[:2]} == {"income _USD__yr_2", "income _USD__yr_3"}
 
 
+def test_a_later_process_logging_to_the_run_keeps_its_map_of_names(store):
+    # the release's audit logs to the released trial's run from another process: its batch
+    # once replaced the run's map, so the trial's renamed CAP names could no longer be read back
+    uri, folder, _ = store
+    trial = Tracker(uri, "names", folder)
+    run = trial.start("trial")
+    trial.log(run, metrics={"cap.income (USD)/yr": 1.0, "cap.income [USD]/yr": 2.0})
+    release = Tracker(uri, "names", folder)  # a fresh process
+    release.log(run, metrics={"audit.income [USD]/yr": 3.0, "cap.income [USD]/yr": 2.0})
+    data = _logged(release, run)
+    back = json.loads(data.tags[NAMES_TAG])
+    logged = {back.get(k, k): v for k, v in data.metrics.items()}
+    assert logged == {"cap.income (USD)/yr": 1.0, "cap.income [USD]/yr": 2.0,
+                      "audit.income [USD]/yr": 3.0}
+    assert release.key("cap.income [USD]/yr") == trial.key("cap.income [USD]/yr")
+
+
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.text(min_size=0, max_size=40), min_size=1, max_size=6, unique=True))
