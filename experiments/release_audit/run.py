@@ -145,6 +145,13 @@ def audit_cell(ctx: Any, name: str, index: int, targets: int, shadows: int, jobs
     }
 
 
+def dump_split(ctx: Any, name: str, work: Path) -> None:
+    """The training and audit records as CSV in the work folder (confidential: they stay
+    there), for anonymeter_risks.py, which runs in an environment of its own."""
+    ctx.split.train.to_csv(work / f"{name}_train.csv", index=False)
+    ctx.split.audit.to_csv(work / f"{name}_audit.csv", index=False)
+
+
 def meeus_cell(ctx: Any, targets: int, shadows: int, jobs: int) -> list[dict[str, Any]]:
     """CART (min_samples_leaf 5) on Adult: the most vulnerable records against random ones."""
     fam = ReleasedFamily("cart", {"min_samples_leaf": 5}, "cpu", "remove")
@@ -207,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         done = _done(cells, ["dataset", "generator"])
         for name in args.datasets:
             ctx = prepare(_config(name, args.work, args.rows))
+            dump_split(ctx, name, args.work)
             for index, (family, params, design, _) in enumerate(GENERATORS):
                 label = label_of(family, params)
                 if (name, label) in done:
