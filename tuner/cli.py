@@ -43,6 +43,16 @@ def _print_membership_warning(study) -> None:  # noqa: ANN001
             return
 
 
+def _print_release_summary(folder: Path) -> None:
+    """The release's summary block (:func:`tuner.summary.summary`, the top of its report)."""
+    import json
+
+    from tuner.summary import summary
+
+    lines = summary(json.loads((folder / "manifest.json").read_text(encoding="utf-8")))
+    print(f"\n{lines[0]}\n" + "\n".join(f"  {line}" for line in lines[1:]))
+
+
 def _summary(cfg, ctx, release_dir: Path | None, note: str = "") -> None:  # noqa: ANN001
     from sqlalchemy.engine import make_url
 
@@ -88,7 +98,10 @@ def _run(cfg, *, progress: bool) -> int:  # noqa: ANN001
         print(f"\nNO RELEASE CANDIDATE.\n{exc}", file=sys.stderr)
         return EXIT_NO_RELEASE
     _print_table(tuned)
-    _print_membership_warning(tuned.optuna_study)
+    if folder is None:  # another worker exported it: its summary is in its folder
+        _print_membership_warning(tuned.optuna_study)
+    else:  # says whether M can bind, with the warning's reason when it cannot
+        _print_release_summary(folder)
     _summary(cfg, ctx, folder, "" if folder else release_note(tuned.optuna_study))
     return EXIT_OK
 
@@ -305,6 +318,7 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_OK
         folder = tuned.release()
         print(f"release written to {folder.resolve()} (trial {tuned.released_trial})")
+        _print_release_summary(folder)
         return EXIT_OK
     except NoFeasibleTrial as exc:
         print(f"NO RELEASE CANDIDATE.\n{exc}", file=sys.stderr)
