@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p_run = sub.add_parser("run", help="run or resume the study of a TOML config")
     p_run.add_argument("config")
-    p_demo = sub.add_parser("demo", help="run the embedded demo (Fair's affairs survey)")
+    p_demo = sub.add_parser("demo", help="run the embedded demo (5,000 people of UCI Adult)")
     for p in (p_run, p_demo):
         p.add_argument("--trials", type=_count, help="trial budget (overrides study.n_trials)")
         p.add_argument("--output", type=_folder, help="output folder (overrides study.output)")
