@@ -46,9 +46,23 @@ def _release_line(m: Mapping[str, Any]) -> str:
             + (f" ({metric})" if metric and math.isfinite(utility) else ""))
 
 
+def _trials_line(m: Mapping[str, Any]) -> list[str]:
+    r = m.get("report", {})
+    if "trials_run" not in r:
+        return []
+    refused = r.get("trials_refused")
+    return [f"Study: {r['trials_run']} trials run, {r.get('trials_feasible', '?')} met every "
+            "constraint" + (f", {refused} of them refused at release" if refused else "")]
+
+
+def _threshold(m: Mapping[str, Any]) -> float:
+    return _num(m.get("config", {}).get("m_threshold",
+                                        m.get("membership", {}).get("m_threshold")))
+
+
 def _membership_lines(m: Mapping[str, Any]) -> list[str]:
+    """M against its threshold, and what the number means for this attack."""
     mem = m.get("membership", {})
-    threshold = _num(m.get("config", {}).get("m_threshold", mem.get("m_threshold")))
     value = _num(mem.get("m", m.get("metrics", {}).get("m")))
     passed = m.get("constraints", {}).get("m", {}).get("passed")
     verdict = "" if passed is None else (": passed" if passed else ": FAILED")
@@ -56,19 +70,29 @@ def _membership_lines(m: Mapping[str, Any]) -> list[str]:
     level, repeats = _num(mem.get("m_spread_level")), _num(mem.get("repeats"))
     spread = (f"; {level:.0%} of the {repeats:.0f} attack sets gave {low:.4f} to {high:.4f}"
               if all(map(math.isfinite, (low, high, level, repeats))) else "")
-    lines = [f"Membership disclosure M = {_shown(value)}, must be <= {threshold:g}{verdict}",
-             "  (M = 0: an intruder holding a person's record tells no better than a guess "
-             f"whether they were in the training data; M = 1: always right{spread})"]
+    keys, h = m.get("config", {}).get("quasi_identifiers"), _num(mem.get("hamming_threshold"))
+    who = (f"an intruder holding {len(keys)} quasi-identifiers of a person" if keys
+           else "an intruder holding a person's record")
+    match = ("" if not math.isfinite(h) else ", matched exactly (h = 0)" if h == 0 else
+             f", matched within h = {h:.0f} differing")
+    return [f"Membership disclosure M = {_shown(value)}, must be <= {_threshold(m):g}{verdict}",
+            f"  ({who}{match}: M = 0 tells no better than a guess whether they were in the "
+            f"training data, M = 1 always right{spread})"]
+
+
+def _ceiling_lines(m: Mapping[str, Any]) -> list[str]:
+    """The copy ceiling, and whether M can bind at all (the warning's reason when not)."""
+    mem, threshold = m.get("membership", {}), _threshold(m)
     ceiling = _num(m.get("metrics", {}).get("m_copy_ceiling"))
+    binds = bool(mem.get("can_bind", True))
     if math.isfinite(ceiling):
         above = ceiling > threshold
-        lines.append(f"Copy ceiling: a verbatim copy of the training records would score M = "
-                     f"{ceiling:.4f} {'>' if above else '<='} {threshold:g}"
-                     + (", so M binds here: it would refuse a copy"
-                        if above and mem.get("can_bind", True) else ""))
+        lines = [f"Copy ceiling: a verbatim copy of the training records would score M = "
+                 f"{ceiling:.4f} {'>' if above else '<='} {threshold:g}"
+                 + (", so M binds here: it would refuse a copy" if above and binds else "")]
     else:
-        lines.append("Copy ceiling: not in this manifest (written before it was computed)")
-    if not mem.get("can_bind", True):
+        lines = ["Copy ceiling: not in this manifest (written before it was computed)"]
+    if not binds:
         lines.append(f"  M CANNOT BIND here: {mem.get('warning', '')} The gate's measures "
                      "(exact and near copies, distance to closest record, replicated uniques) "
                      "decide.")
@@ -121,13 +145,13 @@ def summary(manifest: Mapping[str, Any]) -> list[str]:
         if key not in manifest:
             raise ValueError(f"not a release manifest: it has no {key!r} (keys: "
                              f"{sorted(manifest)})")
-    lines = [_release_line(manifest), *_membership_lines(manifest),
-             *_constraint_lines(manifest)]
+    lines = [_release_line(manifest), *_trials_line(manifest), *_membership_lines(manifest),
+             *_ceiling_lines(manifest), *_constraint_lines(manifest)]
     audit = manifest.get("audit")
     if isinstance(audit, Mapping):
-        said = audit.get("summary")
-        lines.append(f"Release audit: {audit.get('verdict', 'no verdict recorded')}"
-                     + (f": {said}" if said else ""))
+        verdict = str(audit.get("verdict", "no verdict recorded"))
+        said = str(audit.get("summary") or "").removeprefix(f"{verdict}: ")  # said once
+        lines.append(f"Release audit: {verdict}" + (f": {said}" if said else ""))
     return [TITLE, *(part for line in lines for part in _wrapped(line))]
 
 

@@ -17,13 +17,15 @@ def _manifest(**changes) -> dict:
         "study": "adult-demo", "trial": 11, "synthesizer": "cart",
         "gate": {"released_records": 2498, "removed_records": 2, "replicated_uniques": "remove"},
         "config": {"m_threshold": 0.2, "copy_limit": 0.05, "dcr_limit": 0.1, "cap_limit": 0.05,
-                   "utility_metric": "quality_report"},
+                   "utility_metric": "quality_report", "quasi_identifiers": [f"c{i}" for i in
+                                                                             range(15)]},
         "metrics": {"utility": 0.97471, "m": -0.05208, "m_copy_ceiling": 0.77450,
                     "copies_difference": 0.0008, "dcr_excess": 0.082,
                     "cap_difference.income": 0.013},
         "membership": {"m": -0.05208, "m_spread_low": -0.0960, "m_spread_high": -0.0103,
                        "m_spread_level": 0.95, "repeats": 100.0, "can_bind": 1.0,
-                       "warning": "", "m_threshold": 0.2},
+                       "warning": "", "m_threshold": 0.2, "hamming_threshold": 0.0},
+        "report": {"trials_run": 12, "trials_feasible": 8, "trials_refused": 1},
         "constraints": {"m": {"value": -0.25208, "passed": True},
                         "copies": {"value": -0.0492, "passed": True},
                         "dcr": {"value": -0.018, "passed": True},
@@ -44,7 +46,9 @@ def test_summary_says_m_the_ceiling_and_every_constraint_with_its_limit():
     said = _said(lines)
     assert lines[0] == TITLE and all(len(line) <= WIDTH for line in lines)
     assert "Release: trial 11 (cart) of study 'adult-demo': 2,498 records, U = 0.9747" in said
+    assert "Study: 12 trials run, 8 met every constraint, 1 of them refused at release" in said
     assert "Membership disclosure M = -0.0521, must be <= 0.2: passed" in said
+    assert "(an intruder holding 15 quasi-identifiers of a person, matched exactly (h = 0)" in said
     assert "95% of the 100 attack sets gave -0.0960 to -0.0103" in said
     assert ("a verbatim copy of the training records would score M = 0.7745 > 0.2, so M binds "
             "here") in said
@@ -80,10 +84,18 @@ def test_too_few_members_keep_m_from_binding_whatever_the_ceiling():
     assert "M CANNOT BIND here: M cannot bind: 4 members per attack set." in said
 
 
+def test_partial_synthesis_says_what_m_does_not_measure():
+    said = _said(summary(_manifest(partial={"synthesized": ["income"]})))
+    assert "Partial synthesis: every row carries its own record's kept values" in said
+    assert "Partial synthesis" not in _said(summary(_manifest()))
+
+
 @pytest.mark.parametrize(("audit", "line"), [
     ({"verdict": "refused", "summary": "TPR at 1 % FPR up to 0.09 > 0.05."},
      "Release audit: refused: TPR at 1 % FPR up to 0.09 > 0.05."),
     ({"verdict": "not run"}, "Release audit: not run"),
+    ({"verdict": "passed", "summary": "passed: no target caught."},
+     "Release audit: passed: no target caught."),  # a verdict the sentence repeats, said once
 ])
 def test_the_audit_verdict_is_one_line_when_the_manifest_has_one(audit, line):
     lines = summary(_manifest(audit=audit))
@@ -94,8 +106,9 @@ def test_an_older_manifest_says_what_it_lacks_and_never_guesses():
     m = _manifest()
     del m["config"]
     del m["metrics"]["m_copy_ceiling"]
+    del m["report"]
     said = _said(summary(m))
-    assert "Copy ceiling: not in this manifest" in said
+    assert "Copy ceiling: not in this manifest" in said and "Study:" not in said
     # the limit is recovered from the metric and the constraint's margin
     assert "copies_difference = 0.0008, must be <= 0.05 (copy_limit): passed" in said
     m["constraints"]["retired_measure"] = {"value": -0.5, "passed": True}
