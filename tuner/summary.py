@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tuner import measures
+from tuner.measures.base import fmt
 
 TITLE = "Summary for the review board"
 WIDTH = 98  # characters a line, so that the terminal's two-space indent fits in 100
@@ -29,10 +30,6 @@ def _num(value: Any) -> float:
         return math.nan if value is None else float(value)
     except (TypeError, ValueError):
         return math.nan
-
-
-def _shown(value: float, digits: int = 4) -> str:
-    return f"{value:.{digits}f}" if math.isfinite(value) else "undefined"
 
 
 def _release_line(m: Mapping[str, Any]) -> str:
@@ -75,7 +72,7 @@ def _membership_lines(m: Mapping[str, Any]) -> list[str]:
            else "an intruder holding a person's record")
     match = ("" if not math.isfinite(h) else ", matched exactly (h = 0)" if h == 0 else
              f", matched within h = {h:.0f} differing")
-    return [f"Membership disclosure M = {_shown(value)}, must be <= {_threshold(m):g}{verdict}",
+    return [f"Membership disclosure M = {fmt(value)}, must be <= {_threshold(m):g}{verdict}",
             f"  ({who}{match}: M = 0 tells no better than a guess whether they were in the "
             f"training data, M = 1 always right{spread})"]
 
@@ -109,7 +106,7 @@ def _constraint_line(name: str, outcome: Mapping[str, Any], m: Mapping[str, Any]
     verdict = "passed" if outcome.get("passed") else "FAILED"
     found = measures.bound_of(name)
     if found is None:  # a constraint the registry no longer declares: its margin only
-        return f"  {name:<{width}} margin {_shown(value)}, must be <= 0: {verdict}"
+        return f"  {name:<{width}} margin {fmt(value)}, must be <= 0: {verdict}"
     _, bound, key = found
     metric = _num(m.get("metrics", {}).get(key))
     option = bound.limit if isinstance(bound.limit, str) else None
@@ -117,7 +114,7 @@ def _constraint_line(name: str, outcome: Mapping[str, Any], m: Mapping[str, Any]
     if not math.isfinite(limit):  # an older manifest without the options: from the margin
         limit = metric - value if bound.sense == "max" else metric + value
     sign = "<=" if bound.sense == "max" else ">="
-    return (f"  {name:<{width}} {key} = {_shown(metric)}, must be {sign} {limit:.6g}"
+    return (f"  {name:<{width}} {key} = {fmt(metric)}, must be {sign} {limit:.6g}"
             + (f" ({option})" if option else "") + f": {verdict}")
 
 
