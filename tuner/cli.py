@@ -43,6 +43,16 @@ def _print_membership_warning(study) -> None:  # noqa: ANN001
             return
 
 
+def _print_release_summary(folder: Path) -> None:
+    """The release's summary block (:func:`tuner.summary.summary`, the top of its report)."""
+    import json
+
+    from tuner.summary import summary
+
+    lines = summary(json.loads((folder / "manifest.json").read_text(encoding="utf-8")))
+    print(f"\n{lines[0]}\n" + "\n".join(f"  {line}" for line in lines[1:]))
+
+
 def _summary(cfg, ctx, release_dir: Path | None, note: str = "") -> None:  # noqa: ANN001
     from sqlalchemy.engine import make_url
 
@@ -88,22 +98,12 @@ def _run(cfg, *, progress: bool) -> int:  # noqa: ANN001
         print(f"\nNO RELEASE CANDIDATE.\n{exc}", file=sys.stderr)
         return EXIT_NO_RELEASE
     _print_table(tuned)
-    _print_membership_warning(tuned.optuna_study)
-    _print_audit(folder)
+    if folder is None:  # another worker exported it: its summary is in its folder
+        _print_membership_warning(tuned.optuna_study)
+    else:  # says whether M can bind, with the warning's reason when it cannot
+        _print_release_summary(folder)
     _summary(cfg, ctx, folder, "" if folder else release_note(tuned.optuna_study))
     return EXIT_OK
-
-
-def _print_audit(folder: Path | None) -> None:
-    """The release audit's verdict, from the release's manifest (DESIGN 13)."""
-    import json
-
-    manifest = None if folder is None else folder / "manifest.json"
-    if manifest is None or not manifest.exists():
-        return
-    audit = json.loads(manifest.read_text()).get("audit")
-    if audit:
-        print(f"\nRelease audit: {audit['summary']}")
 
 
 class _UsageError(Exception):
@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p_run = sub.add_parser("run", help="run or resume the study of a TOML config")
     p_run.add_argument("config")
-    p_demo = sub.add_parser("demo", help="run the embedded demo (Fair's affairs survey)")
+    p_demo = sub.add_parser("demo", help="run the embedded demo (5,000 people of UCI Adult)")
     for p in (p_run, p_demo):
         p.add_argument("--trials", type=_count, help="trial budget (overrides study.n_trials)")
         p.add_argument("--output", type=_folder, help="output folder (overrides study.output)")
@@ -312,14 +312,16 @@ def main(argv: list[str] | None = None) -> int:
         _check_study(tuned, args)
         if args.command == "report":
             _print_table(tuned)
-            _print_audit(tuned.release_folder)
+            released = tuned.release_folder
+            if released is not None and (released / "manifest.json").exists():
+                _print_release_summary(released)
             if args.write:
                 for path in tuned.write_report():
                     print(f"wrote {path}")
             return EXIT_OK
         folder = tuned.release()
-        _print_audit(folder)
         print(f"release written to {folder.resolve()} (trial {tuned.released_trial})")
+        _print_release_summary(folder)
         return EXIT_OK
     except NoFeasibleTrial as exc:
         print(f"NO RELEASE CANDIDATE.\n{exc}", file=sys.stderr)

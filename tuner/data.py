@@ -42,13 +42,24 @@ class Split:
         return len(self.audit_positions) > 0
 
 
-BUILTIN = {"builtin:fair": "Fair's affairs survey, statsmodels.api.datasets.fair (6,366 women)"}
+BUILTIN = {
+    "builtin:adult": "5,000 people of UCI Adult (Kohavi & Becker 1996, CC BY 4.0), shipped in "
+                     "tuner/demo_data/adult_demo.csv.gz",
+    "builtin:fair": "Fair's affairs survey, statsmodels.api.datasets.fair (6,366 women)",
+}
+DEMO_TABLE = "adult_demo.csv.gz"  # in tuner/demo_data/, made by experiments/demo_table/build.py
 
 
 def read_builtin(name: str) -> pd.DataFrame:
-    """The embedded demo data, loaded from the installed statsmodels package."""
-    if name != "builtin:fair":
+    """An embedded table: ``builtin:adult`` (the demo's, installed with this package; a
+    missing value is an empty field) or ``builtin:fair`` (from the statsmodels package)."""
+    if name not in BUILTIN:
         raise ValueError(f"unknown built-in dataset {name!r}; known: {sorted(BUILTIN)}")
+    if name == "builtin:adult":
+        from importlib import resources
+
+        with resources.as_file(resources.files("tuner") / "demo_data" / DEMO_TABLE) as path:
+            return pd.read_csv(path)
     from statsmodels.api import datasets
 
     return datasets.fair.load_pandas().data.copy()

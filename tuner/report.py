@@ -21,6 +21,7 @@ import pandas as pd
 
 from tuner import measures, report_audit
 from tuner.evaluation import Evaluation
+from tuner.summary import summary
 
 CAVEATS = (
     "The measures are empirical: they test the attacks named above on this release, against "
@@ -93,11 +94,13 @@ def _selection(chosen: dict[str, Any] | None) -> list[tuple[str, Any]]:
 
 
 def _blocks(m: dict[str, Any]) -> list[tuple[str, Any]]:
-    """The report as a list of (kind, content): h1, h2, p, table (DataFrame), img (file)."""
+    """The report as a list of (kind, content): h1, h2, p, pre, table (DataFrame), img (file)."""
     r, trial = m["report"], m["trial"]
     mem = m["membership"]
+    first = summary(m)  # the block the terminal prints too, word for word
     out: list[tuple[str, Any]] = [
         ("h1", f"Release of study {m['study']!r}: {m['synthesizer']} (trial {trial})"),
+        ("h2", first[0]), ("pre", "\n".join(first[1:])),
         ("table", pd.DataFrame([
             ("created (UTC)", m["created_utc"]),
             ("SHA-256 of synthetic.csv", m["synthetic_sha256"]),
@@ -165,6 +168,8 @@ def markdown(m: dict[str, Any]) -> str:
             lines += [content.to_markdown(index=False), ""]
         elif kind == "img":
             lines += [f"![{content}]({content})", ""]
+        elif kind == "pre":
+            lines += ["```text", content, "```", ""]
         elif kind == "li":
             lines.append(f"- {content}")
         else:
@@ -188,6 +193,8 @@ def page(m: dict[str, Any], folder: Path) -> str:
         elif kind == "img":
             data = base64.b64encode((folder / content).read_bytes()).decode()
             body.append(f'<img alt="{html.escape(content)}" src="data:image/png;base64,{data}">')
+        elif kind == "pre":
+            body.append(f"<pre>{html.escape(content)}</pre>")
         elif kind == "li":  # consecutive items share one list
             if body and body[-1].endswith("</li></ul>"):
                 body[-1] = body[-1][: -len("</ul>")] + f"<li>{_inline(content)}</li></ul>"
@@ -198,7 +205,8 @@ def page(m: dict[str, Any], folder: Path) -> str:
     style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;line-height:1.4}"
              "table{border-collapse:collapse;margin:1em 0;font-size:90%}"
              "td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top;text-align:left}"
-             "img{max-width:100%}")
+             "img{max-width:100%}"
+             "pre{background:#f6f6f6;border:1px solid #ccc;padding:8px;white-space:pre-wrap}")
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>"
             f"{html.escape(m['study'])} release</title><style>{style}</style></head><body>"
             + "\n".join(body) + "</body></html>\n")

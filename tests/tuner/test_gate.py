@@ -1,6 +1,6 @@
 """The release gate (DESIGN 9.1): a synthesiser that returns its training data verbatim is
-never released, on the demo, Adult, ACS and a 1,500-row table; copies of train-unique records
-never reach a release."""
+never released, on the demo (5,000 people of Adult), Fair's survey, Adult, ACS and a 1,500-row
+table; copies of train-unique records never reach a release."""
 
 from __future__ import annotations
 
@@ -31,25 +31,32 @@ def _config(tmp_path, frame: pd.DataFrame, *, population: int, keys, target, ext
     return config.load(path)
 
 
-def _datasets():
+def _datasets(name: str):
+    """A table, its population N, CAP keys and target: the demo's embedded Adult sample and
+    Fair's survey need nothing; the others read ../shared/data (skipped without it)."""
     from experiments import datasets
+    from tuner.api import load_config
 
-    adult = _or_skip(datasets.read_adult)
-    acs = _or_skip(datasets.read_acs_sample)
-    fair = read_builtin("builtin:fair")
+    demo = load_config(None)  # the demo's own table, population, keys and target
     adult_keys = ["age", "sex", "race", "marital_status"]
-    return {
-        "demo (Fair)": (fair, 100_000, ["age", "yrs_married", "children", "religious"],
-                        "affairs"),
-        "Adult": (adult.iloc[:32_561], 48_842, adult_keys, "income"),
-        "ACS": (acs, 10_000_000, ["SEX", "RACE", "MAR"], "DIS"),
-        "1,500-row Adult": (adult.sample(1500, random_state=0), 48_842, adult_keys, "income"),
+    tables = {
+        "demo": lambda: (read_builtin(str(demo.data.path)), demo.data.population_size,
+                         list(demo.risk.cap_keys), demo.risk.cap_targets[0]),
+        "Fair": lambda: (read_builtin("builtin:fair"), 100_000,
+                         ["age", "yrs_married", "children", "religious"], "affairs"),
+        "Adult": lambda: (_or_skip(datasets.read_adult).iloc[:32_561], 48_842, adult_keys,
+                          "income"),
+        "ACS": lambda: (_or_skip(datasets.read_acs_sample), 10_000_000, ["SEX", "RACE", "MAR"],
+                        "DIS"),
+        "1,500-row Adult": lambda: (_or_skip(datasets.read_adult).sample(1500, random_state=0),
+                                    48_842, adult_keys, "income"),
     }
+    return tables[name]()
 
 
-@pytest.mark.parametrize("name", ["demo (Fair)", "Adult", "ACS", "1,500-row Adult"])
+@pytest.mark.parametrize("name", ["demo", "Fair", "Adult", "ACS", "1,500-row Adult"])
 def test_a_copy_of_the_training_data_is_infeasible(tmp_path, name):
-    frame, population, keys, target = _datasets()[name]
+    frame, population, keys, target = _datasets(name)
     cfg = _config(tmp_path, frame, population=population, keys=keys, target=target)
     ctx = prepare(cfg)
     copy = ctx.split.train.copy()
@@ -66,7 +73,7 @@ def test_a_copy_of_the_training_data_is_infeasible(tmp_path, name):
 
 
 def test_infeasible_policy_keeps_the_data_and_fails_the_trial(tmp_path):
-    frame, population, keys, target = _datasets()["demo (Fair)"]
+    frame, population, keys, target = _datasets("Fair")
     cfg = _config(tmp_path, frame, population=population, keys=keys, target=target,
                   extra_risk='replicated_uniques = "infeasible"')
     ctx = prepare(cfg)
@@ -78,7 +85,7 @@ def test_infeasible_policy_keeps_the_data_and_fails_the_trial(tmp_path):
 
 
 def test_removal_leaves_no_copy_of_a_train_unique_record(tmp_path):
-    frame, population, keys, target = _datasets()["demo (Fair)"]
+    frame, population, keys, target = _datasets("Fair")
     cfg = _config(tmp_path, frame, population=population, keys=keys, target=target)
     ctx = prepare(cfg)
     rng = np.random.default_rng(0)
@@ -94,7 +101,7 @@ def test_removal_leaves_no_copy_of_a_train_unique_record(tmp_path):
 
 
 def test_too_few_records_left_by_the_gate_fail_saying_why(tmp_path):
-    frame, population, keys, target = _datasets()["demo (Fair)"]
+    frame, population, keys, target = _datasets("Fair")
     cfg = _config(tmp_path, frame, population=population, keys=keys, target=target)
     ctx = prepare(cfg)
     # copies of the records unique in the training data, and two other records: the gate
@@ -115,7 +122,7 @@ def test_a_copying_synthesiser_is_never_released(tmp_path, monkeypatch, capsys):
         return Synthesis(train.copy(), 0.0, 0.0)
 
     monkeypatch.setattr(evaluation_module, "synthesize", copy_synthesiser)
-    adult = _datasets()["1,500-row Adult"][0]
+    adult = _datasets("1,500-row Adult")[0]
     adult.to_csv(tmp_path / "data.csv", index=False)
     path = write_config(tmp_path, n_trials=2, synthesizers=("cart",))
     text = path.read_text().replace('path = "builtin:fair"', 'path = "data.csv"')

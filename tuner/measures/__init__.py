@@ -52,9 +52,9 @@ def enabled(opts: Mapping[str, Any]) -> list[MeasureSpec]:
     return [m for m in MEASURES.values() if m.enabled(opts)]
 
 
-def _bound_of(name: str) -> tuple[MeasureSpec, Bound, str] | None:
+def bound_of(name: str) -> tuple[MeasureSpec, Bound, str] | None:
     """The measure and bound of constraint ``name`` (``bound`` or ``bound.LABEL``), and the
-    flat metric it bounds."""
+    flat metric it bounds; ``None`` for a name no measure declares."""
     bound_name, _, label = name.partition(".")
     for spec in MEASURES.values():
         for bound in spec.bounds:
@@ -67,7 +67,7 @@ def constraint_result(name: str, outcomes: Mapping[str, Outcome]
                       ) -> tuple[Bound, float, risk.Interval | None] | None:
     """Constraint ``name``'s bound, the metric it bounds and that metric's interval (``None``
     where the bound has none), from a trial's outcomes; ``None`` for an unknown constraint."""
-    found = _bound_of(name)
+    found = bound_of(name)
     if found is None:
         return None
     spec, bound, _ = found
@@ -82,7 +82,7 @@ def constraint_result(name: str, outcomes: Mapping[str, Outcome]
 def sampled_constraint(name: str) -> bool:
     """Whether constraint ``name`` belongs to a measure a trial estimates on a sample and the
     release computes on every record (``MeasureSpec.sampled``)."""
-    found = _bound_of(name)
+    found = bound_of(name)
     return found is not None and found[0].sampled
 
 
@@ -91,7 +91,7 @@ def margin_then(name: str, now: Mapping[str, float], then: Mapping[str, float],
     """Constraint ``name``'s value for the metrics ``now`` under the limit in force when the
     metrics ``then`` gave the value ``margin`` (a constraint is ``metric - limit`` or ``limit -
     metric``: the limit is recovered from them); NaN when either metric is missing."""
-    found = _bound_of(name)
+    found = bound_of(name)
     if found is None:
         return math.nan
     _, bound, key = found
@@ -114,5 +114,5 @@ def check(opts: Mapping[str, Any]) -> list[str]:
 
 
 __all__ = ["MEASURES", "Bound", "Inputs", "MeasureSpec", "Option", "Outcome", "ReportRow",
-           "check", "column_options", "constraint_result", "enabled", "margin_then", "options",
-           "sampled_constraint"]
+           "bound_of", "check", "column_options", "constraint_result", "enabled", "margin_then",
+           "options", "sampled_constraint"]

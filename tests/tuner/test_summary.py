@@ -1,0 +1,149 @@
+"""The release's summary block (issue #28): M against its threshold, the copy ceiling, every
+constraint with its metric and limit, the audit's verdict when there is one; the same lines at
+the top of report.md and report.html as in the terminal."""
+
+from __future__ import annotations
+
+import html
+
+import pytest
+
+from tuner import report
+from tuner.summary import TITLE, WIDTH, summary
+
+
+def _manifest(**changes) -> dict:
+    m = {
+        "study": "adult-demo", "trial": 11, "synthesizer": "cart",
+        "gate": {"released_records": 2498, "removed_records": 2, "replicated_uniques": "remove"},
+        "config": {"m_threshold": 0.2, "copy_limit": 0.05, "dcr_limit": 0.1, "cap_limit": 0.05,
+                   "utility_metric": "quality_report", "quasi_identifiers": [f"c{i}" for i in
+                                                                             range(15)]},
+        "metrics": {"utility": 0.97471, "m": -0.05208, "m_copy_ceiling": 0.77450,
+                    "copies_difference": 0.0008, "dcr_excess": 0.082,
+                    "cap_difference.income": 0.013},
+        "membership": {"m": -0.05208, "m_spread_low": -0.0960, "m_spread_high": -0.0103,
+                       "m_spread_level": 0.95, "repeats": 100.0, "can_bind": 1.0,
+                       "warning": "", "m_threshold": 0.2, "hamming_threshold": 0.0},
+        "report": {"trials_run": 12, "trials_feasible": 8, "trials_refused": 1},
+        "constraints": {"m": {"value": -0.25208, "passed": True},
+                        "copies": {"value": -0.0492, "passed": True},
+                        "dcr": {"value": -0.018, "passed": True},
+                        "cap.income": {"value": -0.037, "passed": True}},
+    }
+    for key, value in changes.items():
+        m[key] = value
+    return m
+
+
+def _said(lines: list[str]) -> str:
+    """The block's text with its line breaks undone (wrapping happens at spaces)."""
+    return " ".join(line.strip() for line in lines)
+
+
+def test_summary_says_m_the_ceiling_and_every_constraint_with_its_limit():
+    lines = summary(_manifest())
+    said = _said(lines)
+    assert lines[0] == TITLE and all(len(line) <= WIDTH for line in lines)
+    assert "Release: trial 11 (cart) of study 'adult-demo': 2,498 records, U = 0.9747" in said
+    assert "Study: 12 trials run, 8 met every constraint, 1 of them refused at release" in said
+    assert "Membership disclosure M = -0.0521, must be <= 0.2: passed" in said
+    assert "(an intruder holding 15 quasi-identifiers of a person, matched exactly (h = 0)" in said
+    assert "95% of the 100 attack sets gave -0.0960 to -0.0103" in said
+    assert ("a verbatim copy of the training records would score M = 0.7745 > 0.2, so M binds "
+            "here") in said
+    assert "Constraints: all 4 passed" in said
+    for line in ("copies_difference = 0.0008, must be <= 0.05 (copy_limit): passed",
+                 "dcr_excess = 0.0820, must be <= 0.1 (dcr_limit): passed",
+                 "cap_difference.income = 0.0130, must be <= 0.05 (cap_limit): passed",
+                 "m = -0.0521, must be <= 0.2 (m_threshold): passed"):
+        assert line in said, line
+    # no audit in the manifest: nothing is said about one
+    assert "audit" not in said.lower()
+
+
+def test_a_failed_constraint_and_a_blind_m_are_said_plainly():
+    warning = ("a verbatim copy of the training data scores M = 0.173 <= 0.2 under this "
+               "attack: more quasi-identifiers would let M see copies.")
+    m = _manifest()
+    m["metrics"] |= {"m_copy_ceiling": 0.1726, "dcr_excess": 0.13}
+    m["membership"] |= {"can_bind": 0.0, "warning": warning}
+    m["constraints"]["dcr"] = {"value": 0.03, "passed": False}
+    said = _said(summary(m))
+    assert "would score M = 0.1726 <= 0.2" in said and "M binds" not in said
+    assert f"M CANNOT BIND here: {warning} The gate's measures" in said
+    assert "Constraints: 1 of 4 FAILED (dcr)" in said
+    assert "dcr_excess = 0.1300, must be <= 0.1 (dcr_limit): FAILED" in said
+
+
+def test_too_few_members_keep_m_from_binding_whatever_the_ceiling():
+    m = _manifest()
+    m["membership"] |= {"can_bind": 0.0, "warning": "M cannot bind: 4 members per attack set."}
+    said = _said(summary(m))
+    assert "would score M = 0.7745 > 0.2" in said and "so M binds" not in said
+    assert "M CANNOT BIND here: M cannot bind: 4 members per attack set." in said
+
+
+def test_partial_synthesis_says_what_m_does_not_measure():
+    said = _said(summary(_manifest(partial={"synthesized": ["income"]})))
+    assert "Partial synthesis: every row carries its own record's kept values" in said
+    assert "Partial synthesis" not in _said(summary(_manifest()))
+
+
+@pytest.mark.parametrize(("audit", "line"), [
+    ({"verdict": "refused", "summary": "TPR at 1 % FPR up to 0.09 > 0.05."},
+     "Release audit: refused: TPR at 1 % FPR up to 0.09 > 0.05."),
+    ({"verdict": "not run"}, "Release audit: not run"),
+    ({"verdict": "passed", "summary": "passed: no target caught."},
+     "Release audit: passed: no target caught."),  # a verdict the sentence repeats, said once
+])
+def test_the_audit_verdict_is_one_line_when_the_manifest_has_one(audit, line):
+    lines = summary(_manifest(audit=audit))
+    assert lines[-1] == line
+
+
+def test_an_older_manifest_says_what_it_lacks_and_never_guesses():
+    m = _manifest()
+    del m["config"]
+    del m["metrics"]["m_copy_ceiling"]
+    del m["report"]
+    said = _said(summary(m))
+    assert "Copy ceiling: not in this manifest" in said and "Study:" not in said
+    # the limit is recovered from the metric and the constraint's margin
+    assert "copies_difference = 0.0008, must be <= 0.05 (copy_limit): passed" in said
+    m["constraints"]["retired_measure"] = {"value": -0.5, "passed": True}
+    assert "retired_measure margin -0.5000, must be <= 0: passed" in " ".join(
+        " ".join(summary(m)).split())
+
+
+def test_a_file_that_is_not_a_manifest_is_a_clear_error():
+    with pytest.raises(ValueError, match=r"not a release manifest: it has no 'study' \(keys: "
+                                         r"\['trial'\]\)"):
+        summary({"trial": 3})
+
+
+def _report_manifest() -> dict:
+    m = _manifest()
+    m |= {"created_utc": "2026-01-01T00:00:00+00:00", "synthetic_sha256": "ab" * 32,
+          "config_sha256": "cd" * 32, "seeds": {"study": 0, "trial": 7}, "threads": 1,
+          "device": "cpu", "params": {"max_depth": 4},
+          "data": {"fingerprint_sha256": "ef" * 32, "rows": 5000, "population_size": 48842,
+                   "population_note": "Adult"},
+          "split": {"n_train": 2500, "n_holdout": 2500},
+          "report": {"rows": [{"measure": "M", "value": "-0.05", "limit": "<= 0.2",
+                               "meaning": "..."}],
+                     "trials_run": 12, "trials_feasible": 8, "figures": {}}}
+    m["membership"] |= {"expected_members": 134.9, "sampling_fraction": 0.0512}
+    return m
+
+
+def test_the_report_opens_with_the_same_lines(tmp_path):
+    m = _report_manifest()
+    lines = summary(m)
+    md_path, html_path = report.write(tmp_path, m)
+    md = md_path.read_text()
+    block = "```text\n" + "\n".join(lines[1:]) + "\n```"
+    assert f"## {TITLE}\n\n{block}" in md
+    assert md.index(block) < md.index("| created (UTC)") < md.index("## Decision")
+    page = html_path.read_text()
+    assert f"<h2>{TITLE}</h2>\n<pre>{html.escape(chr(10).join(lines[1:]))}</pre>" in page
