@@ -181,7 +181,7 @@ def load(output: str | Path | None = None, *, storage: str | None = None,
 
 def start(cfg: Config, *, progress: bool = False) -> tuple[TunedStudy, Any]:
     """Prepare and run (or resume) the study of ``cfg``; return it and its context."""
-    ctx = prepare(cfg)
+    ctx = dataclasses.replace(prepare(cfg), progress=progress)
     # a study of other data or of the other mode is refused before the folder's run file is
     # rewritten (else `report`/`release` of the folder would read the refused config)
     with claim_lock(ctx, "stores"):

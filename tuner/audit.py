@@ -161,7 +161,9 @@ def _membership(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTria
           f"{chosen.design.replace('_', ' ')} design: {chosen.fits:,} fits over "
           f"{min(chosen.jobs, chosen.fits)} process(es); about {_minutes(chosen.seconds)} "
           f"(one fit took {chosen.pilot_seconds:.2f} s)", flush=True)
-    bar = tqdm(total=chosen.fits, desc="audit fits", unit="fit", dynamic_ncols=True)
+    # off with --no-progress, and where the output is not a terminal (a log file)
+    bar = tqdm(total=chosen.fits, desc="audit fits", unit="fit", dynamic_ncols=True,
+               disable=None if ctx.progress else True)
 
     def progress(done: int, total: int) -> None:
         bar.n = done
@@ -211,10 +213,11 @@ def _summary(verdict: str, check: dict[str, Any], mem: dict[str, Any], limit: fl
     if mem.get("ran"):
         lo, hi = mem["tpr_at_1pct_interval"]
         parts.append(
-            f"an intruder who knows the generator caught {mem['tpr_at_1pct']:.1%} of the "
-            f"{mem['targets']} most exposed people's member runs at 1 % false positives "
-            f"(95 % interval {lo:.1%}-{hi:.1%}; limit {limit:.0%}), best per-target AUC "
-            f"{mem['max_auc']:.2f}, epsilon >= {mem['epsilon_lower_bound']:.2f}")
+            f"an intruder who knows the generator detected the {mem['targets']} most exposed "
+            f"people in {mem['tpr_at_1pct']:.1%} of the shadow releases trained on them, at a "
+            f"1% false-positive rate (95% interval "
+            f"{lo:.1%}-{hi:.1%}; limit {limit:.0%}); best per-target AUC "
+            f"{mem['max_auc']:.2f}, empirical epsilon >= {mem['epsilon_lower_bound']:.2f}")
     else:
         parts.append(f"no membership audit ({mem.get('why', 'not run')})")
     if check.get("available"):
@@ -245,10 +248,10 @@ def release_audit(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTr
         lo, hi = mem["tpr_at_1pct_interval"]
         raise ReleaseRejected(
             f"membership audit: an intruder who knows the generator reaches a pooled TPR of "
-            f"{mem['tpr_at_1pct']:.3f} at 1 % FPR on the {mem['targets']} most vulnerable "
-            f"training records (95 % interval {lo:.3f}-{hi:.3f}, above audit.tpr_limit = "
-            f"{a.tpr_limit}); best per-target AUC {mem['max_auc']:.2f}, epsilon >= "
-            f"{mem['epsilon_lower_bound']:.2f}")
+            f"{mem['tpr_at_1pct']:.3f} at 1% FPR on the {mem['targets']} most vulnerable "
+            f"training records (95% interval {lo:.3f}-{hi:.3f}: its upper end is above "
+            f"audit.tpr_limit = {a.tpr_limit}); best per-target AUC {mem['max_auc']:.2f}, "
+            f"epsilon >= {mem['epsilon_lower_bound']:.2f}")
     verdict = "passed" if mem.get("ran") else "not audited"
     out: dict[str, Any] = {
         "verdict": verdict, "summary": _summary(verdict, check, mem, a.tpr_limit),

@@ -29,6 +29,7 @@ class Context:
     storage_url: str
     mlflow_uri: str
     fingerprint: str  # SHA-256 of the table, computed once
+    progress: bool = True  # progress bars on long work (the release audit); --no-progress: off
 
     @property
     def output(self) -> Path:

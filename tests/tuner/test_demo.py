@@ -128,5 +128,10 @@ def test_demo_prints_the_summary_block_of_its_report(tmp_path, capsys):
     assert "Summary for the review board\n" + "\n".join(f"  {line}" for line in block) in printed
     said = " ".join(line.strip() for line in block)  # the lines as written, before wrapping
     assert f"would score M = {ceiling:.4f} > 0.2, so M binds here" in said
-    assert said.count(": passed") == len(manifest["constraints"]) + 1  # and M's own line
-    assert "WARNING" not in printed and "audit" not in md.lower().split("## decision")[0]
+    audit = manifest["audit"]  # the demo's release is audited, and the block says the verdict
+    assert audit["membership"]["ran"] and audit["verdict"] == "passed"
+    assert f"Release audit: passed: an intruder who knows the generator detected the " \
+           f"{audit['membership']['targets']} most exposed people" in said
+    # every constraint's line, M's own line and the audit's
+    assert said.count(": passed") == len(manifest["constraints"]) + 2
+    assert "WARNING" not in printed
