@@ -108,7 +108,9 @@ def _blocks(m: dict[str, Any]) -> list[tuple[str, Any]]:
             ("data", f"fingerprint {m['data']['fingerprint_sha256'][:16]}..., "
                      f"{m['data']['rows']} records, population N = "
                      f"{m['data']['population_size']} ({m['data']['population_note']})"),
-            ("split", f"{m['split']['n_train']} training / {m['split']['n_holdout']} holdout"),
+            ("split", f"{m['split']['n_train']:,} training / {m['split']['n_holdout']:,} holdout"
+                      + (f" / {m['split']['n_audit']:,} sealed audit (never seen by a trial)"
+                         if m['split'].get('n_audit') else "")),
             ("study", f"{r['trials_run']} trials run, {r['trials_feasible']} feasible"
                       + (f", {r['trials_refused']} of them refused at release"
                          if r.get("trials_refused") else "")),

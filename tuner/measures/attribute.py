@@ -162,6 +162,7 @@ SPECS = (
         metrics=_disclosure_metrics,
         bounds=(Bound("disco", "DiSCO", "disco_limit"),),
         report=_disclosure_report,
+        reads_holdout=False,  # synthpop's measures compare the release with train only
     ),
     MeasureSpec(
         "inference",

@@ -106,6 +106,9 @@ class MeasureSpec:
     # a trial estimates it on a sample of the synthetic records, the release on every one: a
     # trial whose data then fail it is refused at release (tuner.recreate.ReleaseRejected)
     sampled: bool = False
+    # it compares the training records with the holdout (a train-minus-holdout difference, M's
+    # non-members): recomputed on the sealed audit set at release (tuner.audit_set)
+    reads_holdout: bool = True
 
     def flat_metrics(self, outcome: Outcome) -> dict[str, float]:
         """Every metric of ``outcome``, named ``metric`` or ``metric.LABEL``."""

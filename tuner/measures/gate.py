@@ -203,6 +203,7 @@ SPECS = (
         compute=_unique_copies,
         metrics=_unique_metrics,
         bounds=(Bound("unique_copies", "released_unique_copies", 0.0),),
+        reads_holdout=False,
     ),
     MeasureSpec(
         "near_copies",
