@@ -12,7 +12,9 @@ feasible and the trial with the lowest loss as the best, however infeasible.
   the lowest loss among those whose every constraint is <= 0, Optuna's convention, and not
   refused at release);
 * every trial it serves also carries its constraint values as the list the dashboard reads, so
-  its plots grey out infeasible trials and "Include infeasible trials" works.
+  its plots grey out infeasible trials and "Include infeasible trials" works; a trial refused at
+  release carries one more value, > 0, so it is greyed out too and the history's best line
+  ends at the trial the release takes.
 
 When no trial is feasible (or every feasible one was refused at release) there is no best
 trial, but the dashboard asks for one whenever a trial is complete; :class:`FeasibleBestOnly`
@@ -35,17 +37,23 @@ from optuna.storages import BaseStorage
 from optuna.trial import FrozenTrial
 
 from tuner.config import ConfigError
-from tuner.trials import best_feasible, pareto_choice, rejected
+from tuner.trials import REJECTED_PREFIX, best_feasible, pareto_choice, rejected
 
 DASHBOARD_CONSTRAINTS_KEY = "constraints"  # what optuna-dashboard 0.21 reads: a list of floats
 STUDY_DETAIL_RULE = "/api/studies/<study_id:int>"  # the dashboard's route with "best_trials"
 
 
-def _for_dashboard(trial: FrozenTrial) -> FrozenTrial:
+REFUSED_VALUE = 1.0  # the dashboard's constraint value of a trial refused at release: > 0
+
+
+def _for_dashboard(trial: FrozenTrial, refused: bool = False) -> FrozenTrial:
     """A shallow copy of ``trial`` whose system attributes also hold its constraint values as
-    the list optuna-dashboard reads, in the order of their names (the storage's own trial,
-    maybe cached, is not touched)."""
+    the list optuna-dashboard reads, in the order of their names, and, for a trial refused at
+    release, one more value > 0 so that its plots grey it out as infeasible and its history's
+    best line does not reach it (the storage's own trial, maybe cached, is not touched)."""
     values = [v for _, v in sorted(trial.constraints.items())]
+    if refused:
+        values.append(REFUSED_VALUE)
     if not values or DASHBOARD_CONSTRAINTS_KEY in trial.system_attrs:
         return trial
     served = copy.copy(trial)
@@ -78,10 +86,18 @@ class FeasibilityStorage(BaseStorage):
                        states: Sequence[optuna.trial.TrialState] | None = None
                        ) -> list[FrozenTrial]:
         trials = self._inner.get_all_trials(study_id, deepcopy=deepcopy, states=states)
-        return [_for_dashboard(t) for t in trials]
+        refused = self._refused(study_id)
+        return [_for_dashboard(t, t.number in refused) for t in trials]
 
     def get_trial(self, trial_id: int) -> FrozenTrial:
+        # one trial by id (the dashboard's notes): Optuna's storage API cannot name its study,
+        # so a refused trial is not marked here; the study's plots read get_all_trials
         return _for_dashboard(self._inner.get_trial(trial_id))
+
+    def _refused(self, study_id: int) -> set[int]:
+        """Numbers of the study's trials refused at release (:func:`tuner.trials.rejected`)."""
+        attrs = self._inner.get_study_user_attrs(study_id)
+        return {int(k[len(REJECTED_PREFIX):]) for k in attrs if k.startswith(REJECTED_PREFIX)}
 
     # everything else: the wrapped storage's answer
     def create_new_study(self, directions: Sequence[optuna.study.StudyDirection],

@@ -80,6 +80,10 @@ def test_a_trial_refused_at_release_is_not_the_best(url):
     study.set_user_attr("release_rejected:0", "its data fail 'dcr' with every record scored")
     ours = app(open_storage(url))
     assert _best(ours, study_id) == [1]
+    # its plots grey it out too: one more constraint value > 0 (the history's best line then
+    # ends at the trial the release takes, not at the refused one)
+    trials = _get(ours, f"/api/studies/{study_id}")["trials"]
+    assert [t["constraints"] for t in trials] == [[-0.1, 1.0], [-0.1], [0.2]]
     study.set_user_attr("release_rejected:1", "the same")
     assert _best(ours, study_id) == []
 
