@@ -29,6 +29,7 @@ from tuner import config as config_module
 from tuner import report
 from tuner.config import Config, ConfigError
 from tuner.context import prepare
+from tuner.errors import InputError
 from tuner.release import RELEASED_ATTR, NoFeasibleTrial, export
 from tuner.storage import claim_lock, open_study, storage
 from tuner.study import run_study
@@ -93,7 +94,7 @@ class TunedStudy:
             raise FileNotFoundError(f"{self.output / 'release'} holds no release "
                                     "(manifest.json); run `risk-tuner release` first")
         if "report" not in m:
-            raise ValueError(f"{self.output / 'release' / 'manifest.json'} was written by an "
+            raise InputError(f"{self.output / 'release' / 'manifest.json'} was written by an "
                              "older version without report data; run `risk-tuner release` "
                              "again to re-create it")
         assert self.release_folder is not None

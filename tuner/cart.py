@@ -36,6 +36,8 @@ import pandas as pd
 from sdv.single_table.base import FIXED_RNG_SEED, BaseSingleTableSynthesizer
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
+from tuner.errors import InputError
+
 VISIT_ORDERS = ("original", "reversed", "random")
 
 
@@ -203,17 +205,17 @@ class CARTSynthesizer(BaseSingleTableSynthesizer):
         if isinstance(min_samples_leaf, bool) or not isinstance(min_samples_leaf, int) or (
             min_samples_leaf < 1
         ):
-            raise ValueError(f"`min_samples_leaf >= 1` must hold, but got {min_samples_leaf!r}")
+            raise InputError(f"`min_samples_leaf >= 1` must hold, but got {min_samples_leaf!r}")
         if max_depth is not None and (not isinstance(max_depth, int) or max_depth < 1):
-            raise ValueError(f"`max_depth` must be None or an int >= 1, but got {max_depth!r}")
+            raise InputError(f"`max_depth` must be None or an int >= 1, but got {max_depth!r}")
         if visit_order not in VISIT_ORDERS:
-            raise ValueError(f"`visit_order` must be one of {VISIT_ORDERS}, got {visit_order!r}")
+            raise InputError(f"`visit_order` must be one of {VISIT_ORDERS}, got {visit_order!r}")
         if isinstance(keep, str) or not all(isinstance(c, str) for c in keep):
             raise TypeError(f"`keep` must be a list of column names, but got {keep!r}")
         columns = list(metadata.tables[self._table_name].columns)
         unknown = [c for c in keep if c not in columns]
         if unknown or len(set(keep)) == len(columns):
-            raise ValueError(f"`keep` must name some, not all, of the columns {columns}, but got "
+            raise InputError(f"`keep` must name some, not all, of the columns {columns}, but got "
                              f"{list(keep)!r}" + (f" ({unknown} unknown)" if unknown else ""))
         self.min_samples_leaf = min_samples_leaf
         self.max_depth = max_depth
@@ -258,12 +260,12 @@ class CARTSynthesizer(BaseSingleTableSynthesizer):
         self._validate_fit_before_sample()
         assert self._model is not None
         if set(known_columns.columns) != set(self.keep):
-            raise ValueError(
+            raise InputError(
                 f"`known_columns` must have exactly the kept columns {list(self.keep)} (the "
                 f"synthesiser was fitted to condition on them), but has "
                 f"{list(known_columns.columns)}")
         if output_folder_path is not None:
-            raise ValueError("`output_folder_path` is not supported: the result is returned")
+            raise InputError("`output_folder_path` is not supported: the result is returned")
         if not self._random_state_set:
             self._set_random_state(FIXED_RNG_SEED)
         processed = self._data_processor.transform(known_columns, is_condition=True)

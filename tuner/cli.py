@@ -197,16 +197,19 @@ def _check_study(tuned, args) -> None:  # noqa: ANN001
 
 def _failure(exc: Exception) -> int:
     """One line for an error that is not a bug: exit 1 for a fault of the machine (a full disk,
-    a read-only folder), 2 for bad input; anything else is raised (a traceback, exit 1)."""
-    from tuner.config import ConfigError
+    a read-only folder), 2 for bad input (:class:`tuner.errors.InputError`, the library's
+    ``risk.RiskInputError``, a missing file); anything else is raised: a bug gives Python's
+    traceback and exit 1, however much it looks like bad input (a bare ``ValueError``)."""
+    from risk import RiskInputError
+    from tuner.errors import InputError
     from tuner.storage import fault_of
 
-    fault = None if isinstance(exc, ConfigError) else fault_of(exc)
+    fault = None if isinstance(exc, InputError) else fault_of(exc)
     if fault is not None or (isinstance(exc, OSError) and not isinstance(exc, _INPUT_ERRORS)):
         print(f"error: {fault or exc}; nothing was released. Free the space or fix the folder's "
               "permissions, then run the same command again to resume", file=sys.stderr)
         return EXIT_ERROR
-    if isinstance(exc, (ConfigError, ValueError, *_INPUT_ERRORS)):
+    if isinstance(exc, (InputError, RiskInputError, *_INPUT_ERRORS)):
         if isinstance(exc, OSError) and exc.filename:
             print(f"error: {exc.strerror}: {str(exc.filename)!r}", file=sys.stderr)
         else:

@@ -304,11 +304,23 @@ def data_problems(cfg: Config, columns: list[str], n_rows: int) -> list[str]:
     if cfg.study.synthesize and set(columns) <= set(cfg.study.synthesize):
         errors.append(f"study.synthesize names every column {columns}; leave it out to "
                       "synthesise them all, or name the columns to synthesise")
+    dropped = set(d.identifiers)
     for key, cols in named.items():
         unknown = [c for c in cols if c not in columns]
-        if unknown:
+        gone = [c for c in unknown if c in dropped]
+        if gone:
+            errors.append(f"{key} names column(s) {gone} that data.identifiers declares direct "
+                          "identifiers, which are dropped before anything else: an intruder's "
+                          "key or a target must be a column the release keeps")
+        if unknown := [c for c in unknown if c not in dropped]:
             errors.append(f"{key} names column(s) {unknown} that the data do not have; the "
                           f"data's columns are {columns}")
+    qis = list(d.quasi_identifiers) if d.quasi_identifiers else columns
+    h = cfg.risk.get("hamming_threshold", 0)
+    if qis and h >= len(qis):
+        errors.append(f"risk.hamming_threshold = {h} lets a record differ from the intruder's "
+                      f"in all {len(qis)} quasi-identifier(s), so every record would match "
+                      f"every other; it must be below {len(qis)}")
     if d.population_size < n_rows:
         errors.append(
             f"data.population_size = {d.population_size} is smaller than the {n_rows} records "

@@ -13,8 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tuner.errors import InputError
 
-class ConfigError(ValueError):
+
+class ConfigError(InputError):
     """A configuration file is malformed; the message names the key and the problem."""
 
 
@@ -54,6 +56,10 @@ def coerce(where: str, kind: str, value: Any, base: Path) -> Any:
     if kind == "columns":
         if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             raise ConfigError(f"{where} must be a list of strings, got {value!r}")
+        twice = sorted({v for v in value if value.count(v) > 1})
+        if twice:
+            raise ConfigError(f"{where} names {twice} more than once: name each once, got "
+                              f"{value!r}")
         return tuple(value)
     if kind == "bool":
         if not isinstance(value, bool):

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from tuner.config import Config, ConfigError, data_problems, raise_all
-from tuner.data import Split, fingerprint, read_table, split
+from tuner.data import Split, fingerprint, frame_problems, read_table, split
 from tuner.families import SYNTHESIZERS
 from tuner.identifiers import drop_identifiers
 from tuner.measures import identification
@@ -83,7 +83,8 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
     frame, warnings = drop_identifiers(cfg, frame)
     for warning in warnings:
         print(f"warning: {warning}")
-    problems = data_problems(cfg, list(map(str, frame.columns)), len(frame))
+    problems = frame_problems(frame) + data_problems(cfg, list(map(str, frame.columns)),
+                                                     len(frame))
     # a family whose optional dependencies are missing (mst, aim: the `dp` extra), before any
     # trial rather than as every trial's failure (not at parse: `report DIR` needs no extra)
     problems += [why for name in cfg.study.synthesizers
@@ -102,5 +103,9 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
                   f"one (data.audit_fraction = {cfg.data.audit_fraction})")
     sp = split(frame, train_fraction=cfg.data.train_fraction, seed=derive(cfg.study.seed, 0),
                stratify=cfg.data.stratify, audit_fraction=audit)
+    a = cfg.audit
+    if a.enabled and sp.has_audit and a.targets > len(sp.train):
+        raise ConfigError(f"audit.targets = {a.targets} is more than the {len(sp.train)} "
+                          "training records; attack at most that many (the default is 20)")
     return Context(cfg, frame, sp, storage, cfg.study.mlflow_uri or local_uri(out),
                    fingerprint(frame))

@@ -37,6 +37,7 @@ from optuna.storages import BaseStorage
 from optuna.trial import FrozenTrial
 
 from tuner.config import ConfigError
+from tuner.errors import InputError
 from tuner.trials import REJECTED_PREFIX, best_feasible, pareto_choice, rejected
 
 DASHBOARD_CONSTRAINTS_KEY = "constraints"  # what optuna-dashboard 0.21 reads: a list of floats
@@ -234,13 +235,13 @@ class _QuietHandler(WSGIRequestHandler):
 def serve(storage_url: str, *, host: str = "127.0.0.1", port: int = 8080) -> None:
     """Serve the dashboard on ``host:port`` until interrupted."""
     if not 0 < port < 65536:
-        raise ValueError(f"port must be in 1..65535, but got {port}")
+        raise InputError(f"port must be in 1..65535, but got {port}")
     application = app(open_storage(storage_url))
     try:
         server = make_server(host, port, application, server_class=_ThreadedServer,
                              handler_class=_QuietHandler)
     except OSError as exc:  # the port is taken, the host is not this machine's
-        raise ValueError(f"cannot listen on host {host!r}, port {port}: {exc.strerror or exc} "
+        raise InputError(f"cannot listen on host {host!r}, port {port}: {exc.strerror or exc} "
                          "(choose another --port or --host)") from exc
     with server:
         print(f"optuna-dashboard (constraints read as Optuna 5 stores them) on "

@@ -18,6 +18,7 @@ import pandas as pd
 from sdv.metadata import Metadata
 
 import risk
+from tuner.errors import InputError
 
 TABLE = "table"
 CATEGORY_LIMIT = 20
@@ -54,7 +55,7 @@ def read_builtin(name: str) -> pd.DataFrame:
     """An embedded table: ``builtin:adult`` (the demo's, installed with this package; a
     missing value is an empty field) or ``builtin:fair`` (from the statsmodels package)."""
     if name not in BUILTIN:
-        raise ValueError(f"unknown built-in dataset {name!r}; known: {sorted(BUILTIN)}")
+        raise InputError(f"unknown built-in dataset {name!r}; known: {sorted(BUILTIN)}")
     if name == "builtin:adult":
         from importlib import resources
 
@@ -92,46 +93,87 @@ def read_table(
                 na_values=missing_values or None, skipinitialspace=True,
             )
         except UnicodeDecodeError as exc:
-            raise ValueError(f"data file {str(path)!r} is not UTF-8 text ({exc.reason} at byte "
+            raise InputError(f"data file {str(path)!r} is not UTF-8 text ({exc.reason} at byte "
                              f"{exc.start}); save it as UTF-8") from None
         except pd.errors.EmptyDataError:
-            raise ValueError(f"data file {str(path)!r} is empty: no header row, no "
+            raise InputError(f"data file {str(path)!r} is empty: no header row, no "
                              "records") from None
+        except pd.errors.ParserError as exc:  # an unclosed quote, a stray delimiter ...
+            raise InputError(f"data file {str(path)!r} is not valid CSV: "
+                             f"{str(exc).strip().splitlines()[0]}") from None
     elif suffix in (".parquet", ".pq"):
         try:
             frame = pd.read_parquet(path)
         except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
-            raise ValueError(f"data file {str(path)!r} is not a readable Parquet file: "
+            raise InputError(f"data file {str(path)!r} is not a readable Parquet file: "
                              f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
                              ) from None
     else:
-        raise ValueError(f"data file {str(path)!r} must be CSV (.csv, .data, .test, .txt) or "
+        raise InputError(f"data file {str(path)!r} must be CSV (.csv, .data, .test, .txt) or "
                          f"Parquet (.parquet, .pq), got {suffix!r}")
     if columns is not None:
         missing = [c for c in columns if c not in frame.columns]
         if missing:
-            raise ValueError(
+            raise InputError(
                 f"data.columns names {missing!r}, not in {str(path)!r} (columns: "
                 f"{list(frame.columns)!r})"
             )
         frame = frame[columns]
     if frame.empty:
-        raise ValueError(f"data file {str(path)!r} has no rows")
+        raise InputError(f"data file {str(path)!r} has no rows")
     return frame
+
+
+def frame_problems(frame: pd.DataFrame) -> list[str]:
+    """What no trial can do anything with: a column with no value at all (nothing to learn or
+    to match on), and infinite values in a numeric column (no distribution, distance or bin
+    takes them); each named with where it is."""
+    problems = []
+    empty = [str(c) for c in frame.columns if frame[c].isna().all()]
+    if empty:
+        problems.append(f"data column(s) {empty} have no value at all (every record missing): "
+                        "drop them (data.columns) or fill them")
+    for col in frame.columns:
+        values = frame[col]
+        if pd.api.types.is_float_dtype(values):
+            infinite = np.isinf(values.to_numpy(dtype=float, na_value=np.nan))
+            if infinite.any():
+                rows = np.flatnonzero(infinite)
+                problems.append(
+                    f"data column {str(col)!r} holds {rows.size} infinite value(s), first in "
+                    f"record {rows[0] + 1} (line {rows[0] + 2} of a CSV with a header): no "
+                    "distribution, distance or bin takes them; make them missing or finite")
+    return problems
 
 
 def _check_csv_shape(path: Path, header_names: list[str] | None) -> None:
     """Refuse a CSV whose rows have different numbers of fields, or whose width differs from
     ``header_names``: pandas would otherwise fill short rows with missing values, or turn the
     surplus leading fields into an index, without a word."""
+    widths: Counter[int] = Counter()
+    first_width, first_bad = None, None  # the first row's width; (line, width) of the first other
     with path.open(newline="") as handle:
-        widths = Counter(len(row) for row in csv.reader(handle, skipinitialspace=True) if row)
-    if len(widths) > 1:
+        reader = csv.reader(handle, skipinitialspace=True)
+        for row in reader:
+            if not row:
+                continue
+            widths[len(row)] += 1
+            if first_width is None:
+                first_width = len(row)
+                twice = sorted({c for c in row if row.count(c) > 1})
+                if header_names is None and twice:  # pandas would rename one "a.1" unasked
+                    raise InputError(f"data file {str(path)!r} names column(s) {twice} more "
+                                     "than once in its header row; give each column its own "
+                                     "name")
+            elif first_bad is None and len(row) != first_width:
+                first_bad = (reader.line_num, len(row))
+    if first_bad is not None:
         shown = ", ".join(f"{n} row(s) with {w} fields" for w, n in sorted(widths.items()))
-        raise ValueError(f"data file {str(path)!r} is ragged: {shown}; every row needs the "
-                         "same number of fields")
+        raise InputError(f"data file {str(path)!r} is ragged: line {first_bad[0]} has "
+                         f"{first_bad[1]} fields where line 1 has {first_width} ({shown}); "
+                         "every row needs the same number of fields")
     if header_names is not None and widths and next(iter(widths)) != len(header_names):
-        raise ValueError(
+        raise InputError(
             f"data.header_names names {len(header_names)} columns, but the rows of "
             f"{str(path)!r} have {next(iter(widths))} fields")
 
@@ -177,7 +219,7 @@ def split(
         mask[audit_pos] = True
     hold_pos = np.flatnonzero(~mask)
     if train_pos.size < 2 or hold_pos.size < 2:
-        raise ValueError(
+        raise InputError(
             f"data.train_fraction={train_fraction} and data.audit_fraction={audit_fraction} "
             f"leave {train_pos.size} training and {hold_pos.size} holdout records of {n}; both "
             "need at least 2 (lower data.audit_fraction, 0 for no sealed audit set, or change "

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 from sdv.single_table.base import BaseSingleTableSynthesizer
 
+from tuner.errors import InputError
 from tuner.seeding import seeded
 
 EXTRA = 'python -m pip install -e ".[dp]"'
@@ -173,12 +174,12 @@ class _DPSynthesizer(BaseSingleTableSynthesizer):
         super().__init__(metadata, enforce_min_max_values=enforce_min_max_values,
                          enforce_rounding=enforce_rounding, locales=locales or ["en_US"])
         if not (isinstance(epsilon, (int, float)) and epsilon > 0):
-            raise ValueError(f"`epsilon > 0` must hold, but got {epsilon!r}")
+            raise InputError(f"`epsilon > 0` must hold, but got {epsilon!r}")
         if not (isinstance(delta, (int, float)) and 0 < delta < 1):
-            raise ValueError(f"`0 < delta < 1` must hold, but got {delta!r}")
+            raise InputError(f"`0 < delta < 1` must hold, but got {delta!r}")
         for key, value, low in (("bins", bins, 2), ("iters", iters, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ValueError(f"`{key} >= {low}` must hold, but got {value!r}")
+                raise InputError(f"`{key} >= {low}` must hold, but got {value!r}")
         self.epsilon, self.delta = float(epsilon), float(delta)
         self.bins, self.iters, self.random_state = bins, iters, int(random_state)
         self._model: _Model | None = None
@@ -228,7 +229,7 @@ class AIMSynthesizer(_DPSynthesizer):
         super().__init__(metadata, enforce_min_max_values, enforce_rounding, locales, epsilon,
                          delta, bins, iters, random_state)
         if not (isinstance(max_model_size, (int, float)) and max_model_size > 0):
-            raise ValueError(f"`max_model_size > 0` must hold, but got {max_model_size!r}")
+            raise InputError(f"`max_model_size > 0` must hold, but got {max_model_size!r}")
         self.max_model_size = float(max_model_size)
 
     def _run(self, data: Any, rho: float, rng: np.random.Generator) -> Any:

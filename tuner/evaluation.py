@@ -27,13 +27,14 @@ from tuner import categorical, measures
 from tuner import utility as util
 from tuner.config import Config
 from tuner.data import Split
+from tuner.errors import TunerError
 from tuner.measures.gate import removed_by_gate
 from tuner.measures.identification import PartialInputs
 from tuner.partial import PartialSynthesis, kept_columns, synthesize_partial
 from tuner.synthesizers import synthesize
 
 
-class UnusableSynthesis(RuntimeError):
+class UnusableSynthesis(TunerError, RuntimeError):
     """The synthesiser produced data that cannot be scored (empty, wrong columns, all missing)."""
 
 

@@ -24,6 +24,8 @@ from optuna.distributions import (
     IntDistribution,
 )
 
+from tuner.errors import InputError
+
 
 @dataclasses.dataclass(frozen=True)
 class SynthesizerSpec:
@@ -185,12 +187,12 @@ def register(spec: SynthesizerSpec) -> None:
     tuner starts itself (``workers > 1``, ``[audit] jobs > 1``) import the registry anew, so
     register it in a module they import too, or keep those at 1."""
     if spec.name in _REGISTRY:
-        raise ValueError(f"a synthesiser family named {spec.name!r} is registered already")
+        raise InputError(f"a synthesiser family named {spec.name!r} is registered already")
     _REGISTRY[spec.name] = spec
 
 
 def unregister(name: str) -> None:
     """Remove a family added by :func:`register` (the built-in ones stay)."""
     if name in {s.name for s in _SPECS}:
-        raise ValueError(f"{name!r} is a built-in synthesiser family")
+        raise InputError(f"{name!r} is a built-in synthesiser family")
     _REGISTRY.pop(name, None)

@@ -24,6 +24,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from tuner.errors import InputError
+
 PICK_RULES = ("utility", "loss", "risk")
 
 
@@ -70,7 +72,7 @@ def front_mask(utility: np.ndarray, m: np.ndarray) -> np.ndarray:
 def pick(points: Sequence[Point], rule: str = "utility") -> tuple[Point, list[Point], str]:
     """The release among feasible ``points``: (chosen, the front, a sentence saying why)."""
     if rule not in PICK_RULES:
-        raise ValueError(f"study.pareto_pick must be one of {PICK_RULES}, got {rule!r}")
+        raise InputError(f"study.pareto_pick must be one of {PICK_RULES}, got {rule!r}")
     if not points:
         raise ValueError("no feasible trial: nothing on the front to pick from")
     mask = front_mask(np.array([p.utility for p in points]), np.array([p.m for p in points]))

@@ -53,6 +53,7 @@ import numpy as np
 import pandas as pd
 
 from tuner.data import TABLE, sdtype
+from tuner.errors import InputError, TunerError
 from tuner.families import SYNTHESIZERS, SynthesizerSpec
 from tuner.synthesizers import build, fitted
 
@@ -64,7 +65,7 @@ REJECT_MAX_BATCH = 200_000
 NATIVE = tuple(k for k, s in SYNTHESIZERS.items() if s.conditioning == "native")
 
 
-class PartialSynthesisError(ValueError):
+class PartialSynthesisError(TunerError, ValueError):
     """A family could not draw the synthesised columns given the kept ones."""
 
 
@@ -212,11 +213,11 @@ def synthesize_partial(
     sampling by the synthesiser's own generator set to ``seed``).
     """
     if isinstance(sets, bool) or not isinstance(sets, int) or sets < 1:
-        raise ValueError(f"`sets >= 1` must hold, but got sets={sets!r}")
+        raise InputError(f"`sets >= 1` must hold, but got sets={sets!r}")
     unknown = [c for c in synthesize if c not in train.columns]
     kept = kept_columns(list(train.columns), synthesize)
     if unknown or not list(synthesize) or not kept:
-        raise ValueError(f"`synthesize` must name some, not all, of the columns "
+        raise InputError(f"`synthesize` must name some, not all, of the columns "
                          f"{list(train.columns)}, but got {list(synthesize)!r}")
     spec = SYNTHESIZERS[name]
     problem = conditioning_problem(name, train, synthesize)

@@ -22,17 +22,18 @@ import optuna
 
 from tuner import measures
 from tuner.context import Context
+from tuner.errors import TunerError
 from tuner.evaluation import Evaluation, evaluate
 from tuner.objective import trial_params
 from tuner.trials import DATA_SHA256_ATTR
 
 
-class NoFeasibleTrial(RuntimeError):
+class NoFeasibleTrial(TunerError, RuntimeError):
     """No trial can be released; the message says why (which constraint failed how often, or
     why the best trial's re-created data cannot be)."""
 
 
-class ReleaseRejected(RuntimeError):
+class ReleaseRejected(TunerError, RuntimeError):
     """A feasible trial's very data fail, scored in full, a constraint the trial estimated on a
     sample: the trial is never released."""
 

@@ -14,6 +14,7 @@ from optuna.distributions import (
     IntDistribution,
 )
 
+from tuner.errors import InputError
 from tuner.families import SYNTHESIZERS
 
 
@@ -27,17 +28,17 @@ def narrow(name: str, overrides: dict[str, Any] | None) -> dict[str, BaseDistrib
             choices = value if isinstance(value, list) else [value]
             bad = [c for c in choices if c not in dist.choices]
             if bad or not choices:
-                raise ValueError(
+                raise InputError(
                     f"{where} may only narrow the choices {list(dist.choices)!r}, got {value!r}"
                 )
             space[param] = CategoricalDistribution(tuple(choices))
         else:
             if not (isinstance(value, list) and len(value) == 2):
-                raise ValueError(f"{where} must be [low, high], got {value!r}")
+                raise InputError(f"{where} must be [low, high], got {value!r}")
             low, high = value
             assert isinstance(dist, (IntDistribution, FloatDistribution))
             if not (dist.low <= low <= high <= dist.high):
-                raise ValueError(
+                raise InputError(
                     f"{where} must satisfy {dist.low} <= low <= high <= {dist.high} (narrowing "
                     f"only), but got (low={low}, high={high})"
                 )

@@ -37,6 +37,7 @@ from tuner import stored_split
 from tuner.budget import record_interrupted
 from tuner.config import Config, ConfigError
 from tuner.context import Context
+from tuner.errors import InputError
 from tuner.seeding import derive
 from tuner.tracking import Tracker, check_reachable
 from tuner.trials import PARETO_PICK_ATTR
@@ -322,11 +323,11 @@ def _check_split(ctx: Context, recorded: dict[str, Any] | None) -> None:
             "to resume it, or use another study.name or --output for a new study")
 
 
-class DataChanged(ValueError):
+class DataChanged(InputError):
     """The study exists and was run on data with another fingerprint."""
 
 
-class ModeChanged(ValueError):
+class ModeChanged(InputError):
     """The study exists and was run in the other ``study.mode``."""
 
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tuner import measures
+from tuner.errors import InputError
 from tuner.measures.base import fmt
 
 TITLE = "Summary for the review board"
@@ -140,7 +141,7 @@ def summary(manifest: Mapping[str, Any]) -> list[str]:
     """
     for key in ("study", "trial", "synthesizer"):
         if key not in manifest:
-            raise ValueError(f"not a release manifest: it has no {key!r} (keys: "
+            raise InputError(f"not a release manifest: it has no {key!r} (keys: "
                              f"{sorted(manifest)})")
     lines = [_release_line(manifest), *_trials_line(manifest), *_membership_lines(manifest),
              *_ceiling_lines(manifest), *_constraint_lines(manifest)]

@@ -9,6 +9,7 @@ function that fails the test, so a bad input that is accepted shows as a failure
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import socket
@@ -18,7 +19,9 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import optuna
+import pandas as pd
 import pytest
 
 from tests.tuner.conftest import TINY_AUDIT_KEYS
@@ -226,6 +229,19 @@ CONFIG_CASES = [
     ("m-threshold-string", {"risk.m_threshold": "low"}, ["risk.m_threshold", "low"]),
     ("m-threshold-nan", {"risk.m_threshold": math.nan}, ["risk.m_threshold", "nan"]),
     ("hamming-negative", {"risk.hamming_threshold": -1}, ["risk.hamming_threshold", "-1"]),
+    ("hamming-not-below-qis", {"risk.hamming_threshold": 2,
+                               "data.quasi_identifiers": ["age", "yrs_married"]},
+     ["risk.hamming_threshold = 2", "below 2"]),
+    ("cap-keys-twice", {"risk.cap_keys": ["age", "age"]}, ["risk.cap_keys", "more than once"]),
+    ("quasi-identifiers-twice", {"data.quasi_identifiers": ["age", "affairs", "age"]},
+     ["data.quasi_identifiers", "more than once"]),
+    ("synthesizers-twice", {"study.synthesizers": ["gaussian_copula", "gaussian_copula"]},
+     ["study.synthesizers", "more than once"]),
+    ("copy-limit-negative", {"risk.copy_limit": -0.01}, ["risk.copy_limit", "-0.01", "[0, 1]"]),
+    ("dcr-limit-negative", {"risk.dcr_limit": -0.1}, ["risk.dcr_limit", "-0.1"]),
+    ("cap-key-is-a-dropped-identifier", {"data.identifiers": ["age"]},
+     ["risk.cap_keys", "age", "data.identifiers"]),
+    ("audit-targets-above-train", {"audit.targets": 5000}, ["audit.targets = 5000", "training"]),
     ("repeats-zero", {"risk.repeats": 0}, ["risk.repeats", "0"]),
     ("repeats-float", {"risk.repeats": 2.5}, ["risk.repeats", "2.5"]),
     ("numeric-bins-zero", {"risk.numeric_bins": 0}, ["risk.numeric_bins", "0"]),
@@ -405,10 +421,34 @@ def test_data_changed_under_an_existing_study_names_the_data(folder, capsys):
 def test_a_ragged_or_empty_csv_names_the_file(folder, capsys):
     (folder / "data.csv").write_text("a,b,c\n1,2,3\n4,5\n")
     _check(capsys, ["run", str(_write(folder))], "data.csv", "ragged", "2 fields")
+    # the first bad line is named, counted as an editor counts them (blank lines included)
+    (folder / "data.csv").write_text("a,b,c\n1,2,3\n\n4,5,6\n7,8\n1,2,3,4\n")
+    _check(capsys, ["run", str(_write(folder))], "line 5 has 2 fields where line 1 has 3")
+    # a quote left open at the end: pandas' parser error, said as bad input naming the file
+    (folder / "data.csv").write_text('a,b,c\n4,5,6\n1,2,"3\n')
+    _check(capsys, ["run", str(_write(folder))], "data.csv", "not valid CSV")
     (folder / "data.csv").write_text("")
     _check(capsys, ["run", str(_write(folder))], "data file", "data.csv", "empty")
     (folder / "data.csv").write_text(",".join(COLUMNS) + "\n")
     _check(capsys, ["run", str(_write(folder))], "data.csv")
+
+
+def test_a_repeated_header_an_empty_column_or_inf_is_refused_before_any_trial(folder, capsys,
+                                                                              csv_text):
+    header, *rows = csv_text.splitlines()
+    # pandas would rename the second 'age' to 'age.1' without a word
+    (folder / "data.csv").write_text("\n".join([header.replace("yrs_married", "age"), *rows]))
+    _check(capsys, ["run", str(_write(folder, {"risk.cap_keys": ["age"]}))], "data.csv",
+           "['age'] more than once in its header")
+    frame = pd.read_csv(io.StringIO(csv_text))
+    frame["educ"] = np.nan
+    frame.to_csv(folder / "data.csv", index=False)
+    _check(capsys, ["run", str(_write(folder))], "['educ']", "no value at all")
+    frame = pd.read_csv(io.StringIO(csv_text)).astype({"yrs_married": float})
+    frame.loc[6, "yrs_married"] = -np.inf
+    frame.to_csv(folder / "data.csv", index=False)
+    _check(capsys, ["run", str(_write(folder))], "'yrs_married'", "infinite",
+           "record 7 (line 8")
 
 
 def test_a_latin1_csv_names_the_file(folder, capsys):

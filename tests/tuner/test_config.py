@@ -199,7 +199,9 @@ def test_cli_exits_2_on_an_identifier_column(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("text", "names", "match"), [
-    ("a,b,c\n1,2,3\n4,5\n", None, r"ragged: 1 row\(s\) with 2 fields, 2 row\(s\) with 3"),
+    ("a,b,c\n1,2,3\n4,5\n", None,
+     r"ragged: line 3 has 2 fields where line 1 has 3 \(1 row\(s\) with 2 fields, "
+     r"2 row\(s\) with 3"),
     ("a,b\n1,2,3\n", None, "ragged"),
     ("1,2,3\n4,5,6\n", ["x", "y"], r"header_names names 2 columns, but the rows .* have 3"),
 ])

@@ -151,6 +151,9 @@ def at_least(key: str, low: int) -> Callable[[Any], str | None]:
 
 
 def difference_limit(key: str) -> Callable[[Any], str | None]:
-    """Check: a limit on a difference of two shares lies in [-1, 1]."""
-    return lambda v: (None if math.isfinite(v) and -1.0 <= v <= 1.0
-                      else f"risk.{key} must be a finite difference in [-1, 1], got {v}")
+    """Check: a limit on a train-minus-holdout difference of two shares lies in [0, 1]. A
+    negative limit would ask the release to resemble the holdout more than its own training
+    data: chance alone fails that about half the time, so it refuses safe data at random."""
+    return lambda v: (None if math.isfinite(v) and 0.0 <= v <= 1.0
+                      else f"risk.{key} must be a difference in [0, 1] (0: the release may not "
+                           f"resemble the training records more than the holdout), got {v}")

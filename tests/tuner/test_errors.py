@@ -1,0 +1,81 @@
+"""Errors that tell a bug from bad input (tuner.errors): exit 2 and one line for bad input, a
+traceback for anything else, whatever its type looks like."""
+
+from __future__ import annotations
+
+import pytest
+
+import tuner
+from risk import RiskInputError
+from tests.tuner.conftest import write_config
+from tuner import cli
+from tuner.config import ConfigError
+from tuner.errors import InputError, TunerError
+from tuner.evaluation import UnusableSynthesis
+from tuner.recreate import NoFeasibleTrial, ReleaseRejected
+from tuner.storage import DataChanged, ModeChanged
+
+
+def test_every_expected_error_has_one_base_and_bad_input_is_a_value_error():
+    for cls in (ConfigError, DataChanged, ModeChanged):
+        assert issubclass(cls, InputError) and issubclass(cls, ValueError)
+    for cls in (NoFeasibleTrial, ReleaseRejected, UnusableSynthesis):
+        assert issubclass(cls, TunerError) and not issubclass(cls, InputError)
+    assert issubclass(InputError, TunerError)
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory):
+    """A tiny study with its release, made once for the module."""
+    folder = tmp_path_factory.mktemp("errors")
+    tuner.tune(write_config(folder, synthesizers=("gaussian_copula",), n_trials=1),
+               output=folder / "out")
+    assert (folder / "out" / "release" / "manifest.json").exists()
+    return folder / "out"
+
+
+def _raising(exc: BaseException):
+    def broken(*args, **kwargs):
+        raise exc
+    return broken
+
+
+@pytest.mark.parametrize("exc", [ValueError("broken invariant: 3 != 4"),
+                                 KeyError("released_records"),
+                                 RuntimeError("pandas said something")],
+                         ids=["ValueError", "KeyError", "RuntimeError"])
+def test_an_internal_error_in_the_release_path_is_a_traceback(released, monkeypatch, capsys,
+                                                              exc):
+    # a bare ValueError used to be said as bad input (exit 2, one line, no traceback): a bug
+    # must reach the user as Python's traceback (the console script then exits 1)
+    monkeypatch.setattr("tuner.release.release_audit", _raising(exc))
+    with pytest.raises(type(exc)) as caught:
+        cli.main(["release", str(released)])
+    assert caught.value is exc
+    assert "error:" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("exc", [InputError("audit.targets = 0: expected >= 1"),
+                                 RiskInputError("`train` has no rows")],
+                         ids=["InputError", "RiskInputError"])
+def test_bad_input_met_in_the_release_path_is_one_line_with_exit_2(released, monkeypatch,
+                                                                   capsys, exc):
+    monkeypatch.setattr("tuner.release.release_audit", _raising(exc))
+    assert cli.main(["release", str(released)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"error: {exc}" and "Traceback" not in err
+
+
+def test_a_bug_in_a_process_exits_1_with_a_traceback(released, tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import sys, tuner.release, tuner.cli\n"
+            "def broken(*a, **k):\n    raise ValueError('broken invariant')\n"
+            "tuner.release.release_audit = broken\n"
+            f"sys.exit(tuner.cli.main(['release', {str(released)!r}]))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "Traceback (most recent call last)" in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "ValueError: broken invariant"
