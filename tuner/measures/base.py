@@ -126,8 +126,12 @@ class MeasureSpec:
                 continue  # an optional limit that is not set: logged, not constrained
             for label, result in outcome.results.items():
                 name = f"{bound.name}.{label}" if label else bound.name
-                out[name] = bound.value(self.metrics(result).get(bound.metric, math.nan),
-                                        options)
+                logged = self.metrics(result)
+                if bound.metric not in logged:  # a misspelt metric: every trial infeasible
+                    raise RuntimeError(
+                        f"measure {self.name!r}: bound {bound.name!r} names metric "
+                        f"{bound.metric!r}, which its metrics do not log ({sorted(logged)})")
+                out[name] = bound.value(logged[bound.metric], options)
         return out
 
 
