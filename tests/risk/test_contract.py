@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import math
 import subprocess
@@ -39,6 +40,40 @@ CALLS = {
     "identification": lambda tr, ho, sy: risk.identification_risk(
         tr, sy.iloc[: len(tr)], known=["a"], synthesized=["b", "c"], radius={"c": 0.5}),
 }
+
+
+# the public function each entry of CALLS exercises
+FUNCTIONS = {"membership": risk.membership_disclosure, "cap": risk.cap, "cap_nearest": risk.cap,
+             "inference": risk.attribute_inference, "disclosure": risk.disclosure,
+             "exact_copies": risk.exact_copies, "dcr": risk.distance_to_closest_record,
+             "membership_audit": risk.membership_audit,
+             "identification": risk.identification_risk}
+
+
+def _table_measures() -> set[str]:
+    """Every public function of ``risk`` that takes the training frame and returns a result
+    object: found from ``risk.__all__`` and the annotations, not from a list."""
+    import typing
+
+    found = set()
+    for name in risk.__all__:
+        fn = getattr(risk, name)
+        if not (inspect.isfunction(fn) and name[0].islower()):
+            continue
+        hints = typing.get_type_hints(fn)
+        first = next(iter(inspect.signature(fn).parameters))
+        returned = hints.get("return")
+        if hints.get(first) is pd.DataFrame and isinstance(returned, type) and \
+                issubclass(returned, risk.Result):
+            found.add(name)
+    return found
+
+
+def test_every_table_measure_of_risk_is_in_this_contract():
+    assert set(FUNCTIONS) == set(CALLS)
+    measured = {fn.__name__ for fn in FUNCTIONS.values()}
+    assert measured == _table_measures(), sorted(_table_measures() ^ measured)
+    assert len(measured) >= 8  # the annotations were read (not an empty match)
 
 
 @pytest.mark.parametrize("name", CALLS)
