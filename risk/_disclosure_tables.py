@@ -82,8 +82,9 @@ class TwoWayCheck(Result):
 
 
 @dataclasses.dataclass(frozen=True)
-class DisclosureSetResult(Result):
-    """synthpop's ``disclosure()`` measures (percentages) against one synthetic data set."""
+class _SynthpopMeasures(Result):
+    """synthpop's 17 ``disclosure()`` measures, in its order and with its names (percent):
+    the fields that :class:`DisclosureSetResult` and :class:`DisclosureResult` share."""
 
     UiO: float
     UiS: float
@@ -102,17 +103,23 @@ class DisclosureSetResult(Result):
     CAPs: float
     DCAP: float
     TCAP: float
+
+
+MEASURES = tuple(f.name for f in dataclasses.fields(_SynthpopMeasures))
+
+
+@dataclasses.dataclass(frozen=True)
+class DisclosureSetResult(_SynthpopMeasures):
+    """synthpop's ``disclosure()`` measures (percentages) against one synthetic data set."""
+
     n_synthetic: int
     check_1way: OneWayCheck | None
     check_2way: tuple[TwoWayCheck, ...]
     exclusions: Exclusions
 
 
-MEASURES = tuple(f.name for f in dataclasses.fields(DisclosureSetResult))[:17]
-
-
 @dataclasses.dataclass(frozen=True)
-class DisclosureResult(Result):
+class DisclosureResult(_SynthpopMeasures):
     """Outcome of :func:`disclosure`: each measure's mean over the m sets, each set in ``per_set``.
 
     Names and scale (percent) are synthpop's (see the module docstring for the definitions).
@@ -121,23 +128,6 @@ class DisclosureResult(Result):
     ``grouped``: the columns cut into groups, with their labels in ``group_labels``.
     """
 
-    UiO: float
-    UiS: float
-    UiOiS: float
-    repU: float
-    Dorig: float
-    Dsyn: float
-    iS: float
-    DiS: float
-    DiSCO: float
-    DiSDiO: float
-    max_denom: float
-    mean_denom: float
-    baseCAPd: float
-    CAPd: float
-    CAPs: float
-    DCAP: float
-    TCAP: float
     check1: str
     check2: str
     n_original: int

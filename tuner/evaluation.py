@@ -152,14 +152,13 @@ def score(cfg: Config, split: Split, synthetic: pd.DataFrame, *, seed: int,
     start = time.perf_counter()
     # the measures (and the gate) get categorical copies of the text columns: same values
     train, holdout, coded_sampled = categorical.coded(split, sampled)
-    policy = cfg.risk.replicated_uniques
-    gone = removed_by_gate(train, coded_sampled, policy)
+    # the one rule of what the gate removes (none unless the policy is "remove"), applied to
+    # the data as made and to their coded copy alike
+    gone = removed_by_gate(train, coded_sampled, cfg.risk.replicated_uniques)
     removed = int(gone.sum())
-    if policy == "remove":
-        synthetic = sampled.loc[~gone].reset_index(drop=True)
-        coded_synthetic = coded_sampled.loc[~gone].reset_index(drop=True)
-    else:
-        synthetic, coded_synthetic = sampled, coded_sampled
+    synthetic, coded_synthetic = ((sampled, coded_sampled) if not removed else
+                                  (sampled.loc[~gone].reset_index(drop=True),
+                                   coded_sampled.loc[~gone].reset_index(drop=True)))
     gate_seconds = time.perf_counter() - start
     if synthetic.empty:
         raise UnusableSynthesis(f"every synthetic record ({removed}) copies a record unique in "

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import risk
+from risk.disclosure import MEASURES as DISCLOSURE_MEASURES
 from tuner.measures.base import (
     Bound,
     Inputs,
@@ -22,8 +23,8 @@ from tuner.measures.base import (
     num,
 )
 
-SYNTHPOP_MEASURES = ("UiO", "UiS", "UiOiS", "repU", "Dorig", "Dsyn", "iS", "DiS", "DiSCO",
-                     "DiSDiO", "baseCAPd", "CAPd", "CAPs", "DCAP", "TCAP")
+# synthpop's measures as logged per target: its 17 less the two denominators (record counts)
+SYNTHPOP_MEASURES = tuple(m for m in DISCLOSURE_MEASURES if not m.endswith("_denom"))
 
 
 def _cap(inp: Inputs) -> Outcome:
