@@ -9,6 +9,7 @@ no global state (environment, warnings filters, root logging).
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import textwrap
@@ -177,3 +178,11 @@ def test_import_has_no_side_effects(package):
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          cwd=ROOT, timeout=300)
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+
+
+def test_study_and_trial_attribute_keys_are_declared_in_one_module():
+    # a key written in one module and read in another must be one string: tuner/attrs.py
+    bare = re.compile(r"""(set_user_attr|user_attrs\.get|user_attrs\[)\(?\s*(["'])""")
+    found = [f"{p.relative_to(ROOT)}:{i}" for p in sorted((ROOT / "tuner").rglob("*.py"))
+             for i, line in enumerate(p.read_text().splitlines(), 1) if bare.search(line)]
+    assert not found, found

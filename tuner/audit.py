@@ -40,6 +40,7 @@ import pandas as pd
 from tqdm import tqdm
 
 import risk
+from tuner import attrs
 from tuner.audit_set import audit_set_check, refusal, winners_curse
 from tuner.context import Context
 from tuner.evaluation import Evaluation
@@ -48,7 +49,7 @@ from tuner.recreate import NoFeasibleTrial, ReleaseRejected
 from tuner.seeding import derive
 from tuner.synthesizers import synthesize
 
-AUDIT_PREFIX = "audit:"  # study attribute per audited trial: its audit, for a second export
+AUDIT_PREFIX = attrs.AUDIT_PREFIX
 AUDIT_SEED = 13  # the component of the study seed that seeds the audit (DESIGN 13)
 DP_FAMILIES = ("mst", "aim")
 NEIGHBOURS = 5  # k of the vulnerability score (Meeus et al. 2023)
@@ -122,7 +123,7 @@ def _minutes(seconds: float) -> str:
 def _key(ctx: Context, best: optuna.trial.FrozenTrial, design: str) -> str:
     """What an audit's result depends on: the trial's data, the settings, the split."""
     a = ctx.cfg.audit
-    text = json.dumps([best.user_attrs.get("data_sha256"), a.targets, a.shadows, a.shadow_size,
+    text = json.dumps([best.user_attrs.get(attrs.DATA_SHA256), a.targets, a.shadows, a.shadow_size,
                        design, ctx.fingerprint, ctx.split_record(), ctx.cfg.study.seed],
                       default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -33,9 +33,11 @@ import warnings
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
+from tuner import attrs
+
 FINISHED = (TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)
-INTERRUPTED_PREFIX = "interrupted."
-SURPLUS_PREFIX = "surplus."
+INTERRUPTED_PREFIX = attrs.INTERRUPTED_PREFIX
+SURPLUS_PREFIX = attrs.SURPLUS_PREFIX
 
 
 def pid_alive(pid: int) -> bool:
@@ -86,8 +88,8 @@ def fail_dead_local_trials(study: optuna.Study) -> int:
     host = socket.gethostname()
     fixed = 0
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-        pid = t.user_attrs.get("pid")
-        if t.user_attrs.get("host") == host and pid and not pid_alive(int(pid)):
+        pid = t.user_attrs.get(attrs.PID)
+        if t.user_attrs.get(attrs.HOST) == host and pid and not pid_alive(int(pid)):
             record_interrupted(study, t, "process died (killed?) during the trial")
             study.tell(t.number, state=TrialState.FAIL, skip_if_finished=True)
             fixed += 1
@@ -109,9 +111,9 @@ def interrupted_owners(study: optuna.Study) -> set[tuple[str, str]]:
     cut = interrupted_numbers(study)
     if not cut:
         return set()
-    return {(str(t.user_attrs["host"]), str(t.user_attrs["pid"]))
+    return {(str(t.user_attrs[attrs.HOST]), str(t.user_attrs[attrs.PID]))
             for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL,))
-            if t.number in cut and "host" in t.user_attrs and "pid" in t.user_attrs}
+            if t.number in cut and attrs.HOST in t.user_attrs and attrs.PID in t.user_attrs}
 
 
 def budget_used(study: optuna.Study, *, in_flight: bool = False) -> int:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
+from tuner import attrs
 from tuner.quiet import quiet_libraries
 
 EXIT_OK, EXIT_ERROR, EXIT_CONFIG, EXIT_NO_RELEASE = 0, 1, 2, 3
@@ -35,7 +36,7 @@ def _print_table(tuned) -> None:  # noqa: ANN001
 def _print_membership_warning(study) -> None:  # noqa: ANN001
     """Say once when M cannot bind (too few members per attack set): the gate decides then."""
     for t in study.get_trials(deepcopy=False):
-        warning = t.user_attrs.get("m_warning")
+        warning = t.user_attrs.get(attrs.M_WARNING)
         if warning:
             print(f"\nWARNING: membership disclosure M cannot bind here. {warning}\n"
                   "The release gate (exact and near copies, distance to closest record, "

@@ -16,6 +16,7 @@ from typing import Any
 
 import optuna
 
+from tuner import attrs
 from tuner.context import Context
 from tuner.evaluation import Evaluation
 from tuner.families import SYNTHESIZERS
@@ -60,7 +61,7 @@ def manifest(ev: Evaluation, ctx: Context, best: optuna.trial.FrozenTrial,
         "study": cfg.study.name, "trial": best.number, "synthesizer": ev.synthesizer,
         "params": ev.params,
         "seeds": {"study": cfg.study.seed, "trial": ev.seed},
-        "threads": int(best.user_attrs.get("threads", 1)), "device": cfg.study.device,
+        "threads": int(best.user_attrs.get(attrs.THREADS, 1)), "device": cfg.study.device,
         "data": {"fingerprint_sha256": ctx.fingerprint, "rows": len(ctx.frame),
                  "columns": list(map(str, ctx.frame.columns)),
                  "population_size": cfg.data.population_size,

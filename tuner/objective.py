@@ -22,7 +22,7 @@ from optuna.distributions import (
 )
 from optuna.trial import Trial
 
-from tuner import evaluation
+from tuner import attrs, evaluation
 from tuner.budget import INTERRUPTED_PREFIX, claim_slot
 from tuner.config import Config
 from tuner.context import Context
@@ -107,10 +107,10 @@ class TrackedObjective:
     def _start(self, trial: Trial) -> tuple[str, str, dict[str, Any]]:
         """Record who runs the trial, ask its parameters and open its MLflow run."""
         seed = derive(self.ctx.cfg.study.seed, 2, trial.number)
-        trial.set_user_attr("pid", os.getpid())
-        trial.set_user_attr("host", socket.gethostname())
-        trial.set_user_attr("seed", seed)
-        trial.set_user_attr("threads", self.threads)
+        trial.set_user_attr(attrs.PID, os.getpid())
+        trial.set_user_attr(attrs.HOST, socket.gethostname())
+        trial.set_user_attr(attrs.TRIAL_SEED, seed)
+        trial.set_user_attr(attrs.THREADS, self.threads)
         name, params = ask_params(trial, self.ctx.cfg)
         run = self.tracker.start(f"trial-{trial.number:04d}-{name}", parent=self.parent,
                                  tags={"synthesizer": name, "optuna_trial": str(trial.number)})
@@ -126,11 +126,11 @@ class TrackedObjective:
         for key, value in ev.constraints.items():
             trial.set_constraint(key, value)
         metrics = ev.metrics()
-        trial.set_user_attr("metrics", metrics)
+        trial.set_user_attr(attrs.METRICS, metrics)
         trial.set_user_attr(DATA_SHA256_ATTR, ev.data_sha256())  # what the release re-creates
-        trial.set_user_attr("mlflow_run_id", run)
+        trial.set_user_attr(attrs.MLFLOW_RUN_ID, run)
         if ev.membership.warning:
-            trial.set_user_attr("m_warning", ev.membership.warning)
+            trial.set_user_attr(attrs.M_WARNING, ev.membership.warning)
         # the adversary's F1 by Hamming threshold as a stepped metric, not a rendered figure
         # (0.26 s of a trial's 0.46 s of bookkeeping; the release draws it)
         self.tracker.log(run, metrics=metrics, tags={"state": "COMPLETE", "feasible": ev.feasible},
@@ -153,7 +153,7 @@ class TrackedObjective:
             with contextlib.suppress(Exception):  # cut short: it does not use the budget
                 _cut_short(trial, reason)
         with contextlib.suppress(Exception):  # on a fault this may fail too: Optuna still tells
-            trial.set_user_attr("fail_reason", reason)
+            trial.set_user_attr(attrs.FAIL_REASON, reason)
         if run is not None:
             with contextlib.suppress(Exception):
                 self.tracker.log(run, tags={"state": "FAIL", "feasible": False,

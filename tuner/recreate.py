@@ -20,7 +20,7 @@ import math
 
 import optuna
 
-from tuner import measures
+from tuner import attrs, measures
 from tuner.context import Context
 from tuner.errors import TunerError
 from tuner.evaluation import Evaluation, evaluate
@@ -41,8 +41,8 @@ class ReleaseRejected(TunerError, RuntimeError):
 def recreate(ctx: Context, best: optuna.trial.FrozenTrial) -> Evaluation:
     """The trial's data made and scored again, checked as the module docstring says."""
     name, params = trial_params(best)
-    ev = evaluate(ctx.cfg, ctx.split, name, params, seed=int(best.user_attrs["seed"]),
-                  threads=int(best.user_attrs.get("threads", 1)), release=True)
+    ev = evaluate(ctx.cfg, ctx.split, name, params, seed=int(best.user_attrs[attrs.TRIAL_SEED]),
+                  threads=int(best.user_attrs.get(attrs.THREADS, 1)), release=True)
     same, evidence = _same_data(best, ev)
     if not same:
         raise NoFeasibleTrial(
@@ -50,7 +50,7 @@ def recreate(ctx: Context, best: optuna.trial.FrozenTrial) -> Evaluation:
             f"({evidence} differ): the synthesiser does not reproduce here; nothing released")
     if ev.feasible:
         return ev
-    now, then = ev.metrics(), best.user_attrs.get("metrics", {})
+    now, then = ev.metrics(), best.user_attrs.get(attrs.METRICS, {})
     failed = {k: v for k, v in ev.constraints.items() if not v <= 0}  # NaN fails too
     detail = ", ".join(f"{k!r} (margin {v:+.4f}; when the trial ran: "
                        f"{best.constraints.get(k, math.nan):+.4f})" for k, v in failed.items())
@@ -76,6 +76,6 @@ def _same_data(best: optuna.trial.FrozenTrial, ev: Evaluation) -> tuple[bool, st
     recorded = best.user_attrs.get(DATA_SHA256_ATTR)
     if recorded is not None:
         return recorded == ev.data_sha256(), "data fingerprints"
-    then = best.user_attrs.get("metrics", {})
+    then = best.user_attrs.get(attrs.METRICS, {})
     same = then.get("utility") == ev.utility and then.get("m") == ev.membership.m
     return same, "U and M"

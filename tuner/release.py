@@ -34,7 +34,7 @@ import optuna
 from filelock import FileLock
 
 import risk
-from tuner import plots, report, utility
+from tuner import attrs, plots, report, utility
 from tuner.audit import metrics as audit_metrics
 from tuner.audit import release_audit
 from tuner.budget import pid_alive
@@ -55,9 +55,9 @@ from tuner.trials import (
     trials_frame,
 )
 
-RELEASED_ATTR = "released_trial"  # study attribute: the number of the released trial
-CLAIM_ATTR = "release_claim"  # study attribute: which worker exports which trial
-WHERE_ATTR = "release_where"  # study attribute: where the release was written and logged
+RELEASED_ATTR = attrs.RELEASED
+CLAIM_ATTR = attrs.CLAIM
+WHERE_ATTR = attrs.WHERE
 
 
 def explain_infeasible(study: optuna.Study) -> str:
@@ -165,7 +165,7 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
             print(f"release: trial {best.number} refused: {exc}; trying the next best "
                   "feasible trial", flush=True)
     where = {"trial": best.number, "by": me, "folder": str(out.resolve())}
-    run_id = best.user_attrs.get("mlflow_run_id")
+    run_id = best.user_attrs.get(attrs.MLFLOW_RUN_ID)
     if run_id:
         tracker = Tracker(ctx.mlflow_uri, ctx.cfg.study.name, ctx.output)
         if is_remote(ctx.mlflow_uri):  # the server's artifact store: readable from any host
@@ -213,7 +213,7 @@ def _withdraw_refused(ctx: Context, study: optuna.Study, folder: Path) -> None:
     released = study.user_attrs.get(RELEASED_ATTR)
     if released not in refused:
         return
-    run_id = next((t.user_attrs.get("mlflow_run_id") for t in study.get_trials(deepcopy=False)
+    run_id = next((t.user_attrs.get(attrs.MLFLOW_RUN_ID) for t in study.get_trials(deepcopy=False)
                    if t.number == released), None)
     if run_id:  # tagged before the attribute is cleared: a failure here is retried next time
         Tracker(ctx.mlflow_uri, ctx.cfg.study.name, ctx.output).mark_withdrawn(run_id)

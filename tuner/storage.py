@@ -33,7 +33,7 @@ import optuna
 from filelock import FileLock
 from optuna.storages.journal import JournalFileBackend
 
-from tuner import stored_split
+from tuner import attrs, stored_split
 from tuner.budget import record_interrupted
 from tuner.config import Config, ConfigError
 from tuner.context import Context
@@ -44,7 +44,7 @@ from tuner.trials import PARETO_PICK_ATTR
 
 HEARTBEAT_SECONDS = 10
 GRACE_SECONDS = 60
-WORKER_PREFIX = "worker."  # study attribute per worker slot: "host:pid"
+WORKER_PREFIX = attrs.WORKER_PREFIX
 _SERVER_STORAGES: dict[tuple[str, int, int], optuna.storages.RDBStorage] = {}
 RESERVE = ".disk-reserve"
 RESERVE_BYTES = 2 << 20
@@ -285,11 +285,11 @@ def open_study(ctx: Context, worker: int = 0) -> optuna.Study:
     if mode == "pareto" and study.user_attrs.get(PARETO_PICK_ATTR) != ctx.cfg.study.pareto_pick:
         study.set_user_attr(PARETO_PICK_ATTR, ctx.cfg.study.pareto_pick)
     fp = ctx.fingerprint
-    known = study.user_attrs.get("data_fingerprint")
+    known = study.user_attrs.get(attrs.DATA_FINGERPRINT)
     if known is None:
-        study.set_user_attr("data_fingerprint", fp)
-        study.set_user_attr("seed", ctx.cfg.study.seed)
-        study.set_user_attr("n_train", len(ctx.split.train))
+        study.set_user_attr(attrs.DATA_FINGERPRINT, fp)
+        study.set_user_attr(attrs.STUDY_SEED, ctx.cfg.study.seed)
+        study.set_user_attr(attrs.N_TRAIN, len(ctx.split.train))
         study.set_user_attr(stored_split.SPLIT_ATTR, ctx.split_record())
     elif known != fp:
         raise DataChanged(

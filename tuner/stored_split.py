@@ -15,7 +15,9 @@ from typing import Any
 
 import optuna
 
-SPLIT_ATTR = "split"  # study attribute: {"train_fraction", "audit_fraction", "stratify"}
+from tuner import attrs
+
+SPLIT_ATTR = attrs.SPLIT
 LEGACY = {"audit_fraction": 0.0, "legacy": True}  # what a study made before it is read as
 
 
@@ -34,7 +36,7 @@ def recorded_split(url: str, study_name: str) -> dict[str, Any] | None:
         study = _existing(url, study_name)
     except Exception:  # noqa: BLE001 - unreadable here: the storage's own opening says why
         return None
-    if study is None or "data_fingerprint" not in study.user_attrs:
+    if study is None or attrs.DATA_FINGERPRINT not in study.user_attrs:
         return None
     return dict(study.user_attrs.get(SPLIT_ATTR) or LEGACY)
 

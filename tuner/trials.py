@@ -8,14 +8,15 @@ import optuna
 import pandas as pd
 from optuna.trial import FrozenTrial, TrialState
 
+from tuner import attrs
 from tuner.budget import FINISHED, SURPLUS_PREFIX
 from tuner.pareto import Point, pick
 
-PARETO_PICK_ATTR = "pareto_pick"  # study user attribute: the rule of a Pareto-mode study
+PARETO_PICK_ATTR = attrs.PARETO_PICK
 # study user attribute per trial whose re-created data failed a constraint at release, where every
 # record is scored (a trial scores DCR on a sample): why, and the trial is never released
-REJECTED_PREFIX = "release_rejected:"
-DATA_SHA256_ATTR = "data_sha256"  # trial user attribute: fingerprint of the data it scored
+REJECTED_PREFIX = attrs.REJECTED_PREFIX
+DATA_SHA256_ATTR = attrs.DATA_SHA256
 
 
 def is_feasible(trial: FrozenTrial) -> bool:
@@ -45,7 +46,7 @@ def loss_of(trial: FrozenTrial) -> float:
     """The trial's risk-utility loss: its objective value, or (Pareto mode) its logged metric."""
     if trial.values is not None and len(trial.values) == 1:
         return float(trial.values[0])
-    value = trial.user_attrs.get("metrics", {}).get("loss")
+    value = trial.user_attrs.get(attrs.METRICS, {}).get("loss")
     return math.nan if value is None else float(value)
 
 
@@ -83,7 +84,7 @@ def trials_frame(study: optuna.Study) -> pd.DataFrame:
     for t in study.get_trials(deepcopy=False, states=FINISHED):
         if f"{SURPLUS_PREFIX}{t.number}" in surplus:
             continue
-        m = t.user_attrs.get("metrics", {})
+        m = t.user_attrs.get(attrs.METRICS, {})
         rows.append({
             "number": t.number, "state": t.state.name,
             "synthesizer": t.params.get("synthesizer"),
@@ -94,6 +95,6 @@ def trials_frame(study: optuna.Study) -> pd.DataFrame:
             **{f"c.{k}": v for k, v in t.constraints.items()},
             "seconds": (t.datetime_complete - t.datetime_start).total_seconds()
             if t.datetime_complete and t.datetime_start else math.nan,
-            "fail_reason": t.user_attrs.get("fail_reason", ""),
+            "fail_reason": t.user_attrs.get(attrs.FAIL_REASON, ""),
         })
     return pd.DataFrame(rows)
