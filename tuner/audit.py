@@ -219,6 +219,15 @@ def _summary(verdict: str, check: dict[str, Any], mem: dict[str, Any], limit: fl
             f"1% false-positive rate (95% interval "
             f"{lo:.1%}-{hi:.1%}; limit {limit:.0%}); best per-target AUC "
             f"{mem['max_auc']:.2f}, empirical epsilon >= {mem['epsilon_lower_bound']:.2f}")
+    elif mem.get("partial") and check.get("identification"):
+        ident = check["identification"]
+        members, others = ident["members"], ident["non_members"]
+        parts.append(
+            f"partial synthesis, so no membership audit (membership is disclosed by design); "
+            f"identification risk: an intruder matches {members['emr_share']:.1%} of the "
+            f"training records to their own released row (true match rate "
+            f"{members['tmr']:.1%}), and {others['emr_share']:.1%} of the audit records put "
+            f"through the same model ({others['tmr']:.1%})")
     else:
         parts.append(f"no membership audit ({mem.get('why', 'not run')})")
     if check.get("available"):
@@ -234,15 +243,16 @@ def release_audit(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTr
     """The audit of the candidate ``best`` (module docstring); the manifest's ``audit`` entry.
     Raises :class:`ReleaseRejected` when it fails (the next best trial is then audited)."""
     a = ctx.cfg.audit
-    check = audit_set_check(ctx, ev)
+    check = audit_set_check(ctx, ev, threads=int(best.user_attrs.get(attrs.THREADS, 1)))
     if (why := refusal(check)) is not None:
         raise ReleaseRejected(why)
     if not a.enabled:
         mem: dict[str, Any] = {"ran": False, "why": "disabled by audit.enabled = false"}
     elif ctx.cfg.study.synthesize:
-        mem = {"ran": False, "why": "partial synthesis: each released row is its own "
-               "training record, so membership is disclosed by design; identification risk "
-               "is the measure of this release"}
+        mem = {"ran": False, "partial": True,
+               "why": "partial synthesis: each released row is its own training record, so "
+                      "membership is disclosed by design; the audit is identification risk on "
+                      "the sealed audit set"}
     else:
         mem = _membership(ctx, study, best, ev)
     if mem.get("ran") and mem["tpr_at_1pct_interval"][1] > a.tpr_limit:
@@ -253,7 +263,9 @@ def release_audit(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTr
             f"training records (95% interval {lo:.3f}-{hi:.3f}: its upper end is above "
             f"audit.tpr_limit = {a.tpr_limit}); best per-target AUC {mem['max_auc']:.2f}, "
             f"epsilon >= {mem['epsilon_lower_bound']:.2f}")
-    verdict = "passed" if mem.get("ran") else "not audited"
+    # in partial synthesis the audit is the sealed set's check (identification risk included)
+    audited = mem.get("ran") or (mem.get("partial") and check.get("available"))
+    verdict = "passed" if audited else "not audited"
     out: dict[str, Any] = {
         "verdict": verdict, "summary": _summary(verdict, check, mem, a.tpr_limit),
         "tpr_limit": a.tpr_limit, "audit_set": check, "membership": mem,

@@ -17,10 +17,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import risk
 from tuner import measures
 from tuner.context import Context
 from tuner.data import Split
-from tuner.evaluation import Evaluation, score
+from tuner.evaluation import Evaluation, data_sha256, score, score_partial
+from tuner.measures.identification import identification_options
+from tuner.partial import synthesize_partial
 
 NO_AUDIT_SET = ("this study was made before sealed audit sets existed: every record not in "
                 "training is its holdout, which also chose the release; its constraints were "
@@ -31,22 +34,66 @@ def _interval(i: Any) -> list[float] | None:
     return None if i is None else [float(i.low), float(i.high)]
 
 
-def audit_set_check(ctx: Context, ev: Evaluation) -> dict[str, Any]:
+def audit_set_check(ctx: Context, ev: Evaluation, *, threads: int = 1) -> dict[str, Any]:
     """The candidate's constraints on the holdout and on the audit set, side by side:
     ``{"available", "n_audit", "rows": [...], "failed": [...], "note"}`` (no data values).
-    ``failed`` names the constraints that pass on the holdout and fail on the audit set."""
+    ``failed`` names the constraints that pass on the holdout and fail on the audit set.
+    In partial synthesis also ``"identification"``: members against non-members (below)."""
     if not ctx.split.has_audit:
         return {"available": False, "note": NO_AUDIT_SET, "rows": [], "failed": []}
-    if ctx.cfg.study.synthesize or ev.sampled is None:
-        return {"available": False, "rows": [], "failed": [],
-                "note": "partial synthesis: the released rows are training records; the gate "
-                        "of partial mode compares each with a holdout counterpart drawn by the "
-                        "trial's model, which the audit set has not"}
     split = ctx.split
     sealed = Split(train=split.train, holdout=split.audit,
                    train_positions=split.train_positions,
                    holdout_positions=split.audit_positions)
-    again = score(ctx.cfg, sealed, ev.sampled, seed=ev.seed, release=True)
+    extra: dict[str, Any] = {}
+    if ctx.cfg.study.synthesize:
+        again, extra = _partial_again(ctx, sealed, ev, threads)
+        if again is None:
+            return {"available": False, "rows": [], "failed": [], **extra}
+    elif ev.sampled is None:
+        return {"available": False, "rows": [], "failed": [],
+                "note": "the candidate's data as sampled were not kept"}
+    else:
+        again = score(ctx.cfg, sealed, ev.sampled, seed=ev.seed, release=True)
+    return _side_by_side(ctx, ev, again) | extra
+
+
+def _partial_again(ctx: Context, sealed: Split, ev: Evaluation, threads: int
+                   ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """Partial synthesis: the released model fitted again (same seed: the same released sets)
+    draws the audit records' synthesised columns given their kept ones, as it drew the
+    holdout's counterparts; the gate of partial mode is scored with those, and identification
+    risk (Reiter et al.'s EMR and TMR, risk.identification_risk) of the audit records in their
+    counterfactual release, the non-members, beside the training records'."""
+    cfg = ctx.cfg
+    part = synthesize_partial(ev.synthesizer, dict(ev.params), sealed.train,
+                              synthesize=cfg.study.synthesize or (), seed=ev.seed,
+                              sets=cfg.study.synthetic_sets, holdout=sealed.holdout,
+                              device=cfg.study.device, threads=threads)
+    if data_sha256(part.sets) != ev.data_sha256():
+        return None, {"note": "partial synthesis: the model fitted again drew other sets than "
+                              "the release's, so its audit-set counterparts would not be "
+                              "comparable; not checked on the audit set"}
+    again = score_partial(cfg, sealed, part, seed=ev.seed, release=True)
+    kwargs = identification_options(cfg.risk, sealed.train, cfg.data.quasi_identifiers)
+    members = ev.results("identification")[""].release  # type: ignore[attr-defined]
+    others = risk.identification_risk(sealed.holdout, [part.holdout], **kwargs)
+
+    def shown(r: risk.IdentificationResult) -> dict[str, float]:
+        return {"emr_share": r.expected_match_risk / r.n_targets, "tmr": r.true_match_rate,
+                "records": float(r.n_targets)}
+
+    return again, {
+        "identification": {"members": shown(members), "non_members": shown(others)},
+        "note": "partial synthesis: each released row is its own training record, so "
+                "membership is disclosed by design; the audit is the gate of partial mode with "
+                "the audit records' counterparts in the holdout's place, and identification "
+                "risk of the training records beside that of the audit records put through "
+                "the same model (non-members: what the kept columns alone give away)"}
+
+
+def _side_by_side(ctx: Context, ev: Evaluation, again: dict[str, Any]) -> dict[str, Any]:
+    split = ctx.split
     rows, failed = [], []
     for name, held in ev.constraints.items():
         sealed_value = again["constraints"].get(name, math.nan)
@@ -54,7 +101,7 @@ def audit_set_check(ctx: Context, ev: Evaluation) -> dict[str, Any]:
         after = measures.constraint_result(name, again["outcomes"])
         if before is None or after is None:
             continue
-        found = measures.bound_of(name)
+        found = measures.bound_of(name, among=ev.outcomes)
         if found is not None and not found[0].reads_holdout:
             continue  # the same number on any holdout (DiSCO, unique copies)
         bound = before[0]

@@ -79,7 +79,25 @@ def _audit_set(a: dict[str, Any]) -> list[tuple[str, Any]]:
                   "(95 % intervals; M's is its spread over the attack's repeats). The holdout "
                   "chose this release among many trials, so its numbers flatter it; a "
                   "positive difference in the audit column is that winner's curse."),
-            ("table", table)]
+            ("table", table), *_identification(check)]
+
+
+def _identification(check: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Partial synthesis: identification risk of members beside non-members."""
+    ident = check.get("identification")
+    if not ident:
+        return []
+    rows = [{"records": who, "n": f"{int(r['records']):,}",
+             "expected match risk (share)": _pct(r["emr_share"]),
+             "true match rate": _pct(r["tmr"])}
+            for who, r in (("training records, in the release", ident["members"]),
+                           ("audit records, put through the same model", ident["non_members"]))]
+    return [("p", "**Identification risk on the sealed audit set** (Reiter et al.'s expected "
+                  "match risk and true match rate, the intruder and matching of the gate): "
+                  "the audit records never reached the model, so their rate is what the kept "
+                  "columns give away by themselves; the training records' rate above it is "
+                  "what the model adds."),
+            ("table", pd.DataFrame(rows))]
 
 
 def blocks(m: dict[str, Any]) -> list[tuple[str, Any]]:

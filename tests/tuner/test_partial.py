@@ -357,6 +357,26 @@ def test_run_releases_kept_columns_as_collected_with_identification_risk(tmp_pat
     released = [r for r in client.search_runs([exp.experiment_id])
                 if r.data.tags.get("released") == "true"]
     assert released[0].data.metrics["tmr"] == pytest.approx(manifest["metrics"]["tmr"])
+    # the audit in partial mode (DESIGN 13): no membership game (membership is disclosed by
+    # design), the partial gate on the sealed audit set, and identification risk of the
+    # training records beside that of the audit records put through the same model
+    audit = manifest["audit"]
+    assert not audit["membership"]["ran"] and "by design" in audit["membership"]["why"]
+    check = audit["audit_set"]
+    assert audit["verdict"] == "passed" and check["available"]
+    # every holdout-based constraint again, the own-record copies with the audit records'
+    # counterparts; identification reads no holdout: it is shown below, members and not
+    assert {r["constraint"] for r in check["rows"]} == {"m", "copies", "near_copies",
+                                                        "cap.affairs", "inference.affairs"}
+    ident = check["identification"]
+    n_audit = len(json.loads((out / "split.json").read_text())["audit_rows"])
+    assert ident["members"]["records"] == len(training) == manifest["split"]["n_train"]
+    assert ident["non_members"]["records"] == n_audit
+    for who in ("members", "non_members"):
+        assert 0.0 <= ident[who]["emr_share"] <= 1.0 and 0.0 <= ident[who]["tmr"] <= 1.0
+    assert ident["members"]["emr_share"] == pytest.approx(manifest["metrics"]["emr_share"])
+    assert "Identification risk on the sealed audit set" in report
+    assert "identification risk: an intruder matches" in audit["summary"]
 
 
 def test_a_radius_without_a_continuous_synthesised_column_is_refused(tmp_path):

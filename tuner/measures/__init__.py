@@ -16,7 +16,7 @@ infeasible: a measure that could not be computed never passes a gate.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -52,11 +52,17 @@ def enabled(opts: Mapping[str, Any]) -> list[MeasureSpec]:
     return [m for m in MEASURES.values() if m.enabled(opts)]
 
 
-def bound_of(name: str) -> tuple[MeasureSpec, Bound, str] | None:
+def bound_of(name: str, among: Iterable[str] | None = None
+             ) -> tuple[MeasureSpec, Bound, str] | None:
     """The measure and bound of constraint ``name`` (``bound`` or ``bound.LABEL``), and the
-    flat metric it bounds; ``None`` for a name no measure declares."""
+    flat metric it bounds; ``None`` for a name no measure declares. Partial synthesis's copies
+    constraints share full synthesis's names (and metrics and limits): ``among``, the names of
+    the measures a trial computed, picks the one it ran."""
     bound_name, _, label = name.partition(".")
+    allowed = None if among is None else set(among)
     for spec in MEASURES.values():
+        if allowed is not None and spec.name not in allowed:
+            continue
         for bound in spec.bounds:
             if bound.name == bound_name:
                 return spec, bound, f"{bound.metric}.{label}" if label else bound.metric
@@ -67,7 +73,7 @@ def constraint_result(name: str, outcomes: Mapping[str, Outcome]
                       ) -> tuple[Bound, float, risk.Interval | None] | None:
     """Constraint ``name``'s bound, the metric it bounds and that metric's interval (``None``
     where the bound has none), from a trial's outcomes; ``None`` for an unknown constraint."""
-    found = bound_of(name)
+    found = bound_of(name, among=outcomes)
     if found is None:
         return None
     spec, bound, _ = found

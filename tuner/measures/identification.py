@@ -94,13 +94,20 @@ def radii(options: Mapping[str, Any], frame: pd.DataFrame) -> dict[str, float] |
     return {c: float(radius) for c in continuous}
 
 
+def identification_options(options: Mapping[str, Any], train: pd.DataFrame,
+                           quasi_identifiers: Sequence[str] | None) -> dict[str, Any]:
+    """The keyword arguments of :func:`risk.identification_risk` a study's options give: the
+    same intruder and matching for the release and for the sealed audit set (tuner.audit_set)."""
+    return dict(known=known_columns(options, list(train.columns), quasi_identifiers),
+                synthesized=list(synthesized(options)), radius=radii(options, train),
+                relative_radius=bool(options["identification_relative_radius"]),
+                missing="category")
+
+
 def _identification(inp: Inputs) -> Outcome:
     assert isinstance(inp, PartialInputs) and inp.sets
     o = inp.options
-    kwargs: dict[str, Any] = dict(
-        known=known_columns(o, list(inp.train.columns), inp.quasi_identifiers),
-        synthesized=list(synthesized(o)), radius=radii(o, inp.train),
-        relative_radius=bool(o["identification_relative_radius"]), missing="category")
+    kwargs = identification_options(o, inp.train, inp.quasi_identifiers)
     release = risk.identification_risk(inp.train, list(inp.sets), **kwargs)
     unsynthesised = risk.identification_risk(inp.train, inp.train, **kwargs)
     return Outcome({"": TrialIdentification(release, unsynthesised,
@@ -252,5 +259,6 @@ SPECS = (
                 Bound("fmr", "fmr_or_1", "fmr_floor", sense="min")),
         report=_report,
         checks=_checks,
+        reads_holdout=False,  # the training records and their own released rows only
     ),
 )
