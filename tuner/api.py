@@ -30,8 +30,9 @@ from tuner import report
 from tuner.config import Config, ConfigError
 from tuner.context import prepare
 from tuner.errors import InputError
+from tuner.locks import claim_lock
 from tuner.release import RELEASED_ATTR, NoFeasibleTrial, export
-from tuner.storage import claim_lock, open_study, storage
+from tuner.storage import open_study, storage
 from tuner.study import run_study
 from tuner.tracking import local_uri
 from tuner.trials import best_feasible, is_pareto, pareto_choice, trials_frame

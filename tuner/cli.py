@@ -182,7 +182,8 @@ def _check_study(tuned, args) -> None:  # noqa: ANN001
     import optuna
 
     from tuner.config import ConfigError
-    from tuner.storage import _shown, storage
+    from tuner.database import shown as _shown
+    from tuner.storage import storage
 
     key = "--study" if getattr(args, "study", None) else "study.name"
     url = tuned.storage_url
@@ -203,7 +204,7 @@ def _failure(exc: Exception) -> int:
     traceback and exit 1, however much it looks like bad input (a bare ``ValueError``)."""
     from risk import RiskInputError
     from tuner.errors import InputError
-    from tuner.storage import fault_of
+    from tuner.faults import fault_of
 
     fault = None if isinstance(exc, InputError) else fault_of(exc)
     if fault is not None or (isinstance(exc, OSError) and not isinstance(exc, _INPUT_ERRORS)):

@@ -4,7 +4,7 @@
 ``ValueError`` too) is bad input: a config key, an argument, a data file, a study's stored state
 that the inputs contradict. The command line (:mod:`tuner.cli`) says an :class:`InputError`, a
 ``risk.RiskInputError`` or a missing file in one line with exit 2, a fault of the machine
-(:class:`tuner.storage.Fault`: a full disk, a read-only folder) in one line with exit 1, "no
+(:class:`tuner.faults.Fault`: a full disk, a read-only folder) in one line with exit 1, "no
 release candidate" with exit 3; anything else, a ``ValueError`` from pandas or a broken
 invariant included, is a bug: Python's traceback and exit 1 (please report it).
 

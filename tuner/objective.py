@@ -26,9 +26,9 @@ from tuner import attrs, evaluation
 from tuner.budget import INTERRUPTED_PREFIX, claim_slot
 from tuner.config import Config
 from tuner.context import Context
+from tuner.faults import Fault, fault_of, free_reserve
 from tuner.seeding import derive
 from tuner.spaces import narrow
-from tuner.storage import Fault, fault_of, free_reserve
 from tuner.tracking import Tracker
 from tuner.trials import DATA_SHA256_ATTR
 
@@ -73,7 +73,7 @@ class TrackedObjective:
     """Optuna objective: one evaluated trial, mirrored as a nested MLflow run.
 
     A trial that raises is recorded (``fail_reason``, its run FAILED) and the study goes on;
-    a fault of the machine (:func:`tuner.storage.fault_of`: a full disk, a read-only folder)
+    a fault of the machine (:func:`tuner.faults.fault_of`: a full disk, a read-only folder)
     stops it: the trial and its run are marked failed all the same (the disk reserve freed to
     make room), the objective stops the study and :meth:`raise_fault` raises it once
     ``optimize`` has returned.

@@ -14,7 +14,7 @@ renamed into place, so it is either absent or complete.
 custodian to recompute M independently) goes to the study folder, never into ``release/``.
 
 Workers of one study (on one host or many) each export when they finish; a claim made under
-a lock that every worker sees (:func:`tuner.storage.claim_lock`: PostgreSQL's advisory lock, or
+a lock that every worker sees (:func:`tuner.locks.claim_lock`: PostgreSQL's advisory lock, or
 a lock file for the local default) lets exactly one of them export a given best trial. With an
 MLflow server, the release folder is also logged as ``release/`` artifacts of the released
 trial's run, so that any host can download it.
@@ -40,9 +40,9 @@ from tuner.audit import release_audit
 from tuner.budget import pid_alive
 from tuner.context import Context
 from tuner.evaluation import Evaluation
+from tuner.locks import claim_lock
 from tuner.manifest import SPLIT_FILE, manifest, set_files, sha256_file
 from tuner.recreate import NoFeasibleTrial, ReleaseRejected, recreate
-from tuner.storage import claim_lock
 from tuner.tracking import Tracker, is_remote
 from tuner.trials import (
     PARETO_PICK_ATTR,

@@ -2,105 +2,39 @@
 
 One machine (the default): SQLite files in the output folder, and a lock file there makes
 processes that start at once create them one at a time. Many machines: a PostgreSQL URL
-(``study.storage``) and an MLflow server (``study.mlflow_uri``); a lock file cannot serialise
-processes on several hosts, so PostgreSQL's advisory locks do (:func:`claim_lock`): creating
-Optuna's schema (several ``RDBStorage`` made at once on a new database race on it), creating
-the study and handing out worker slots, and claiming the release.
+(``study.storage``) and an MLflow server (``study.mlflow_uri``), with PostgreSQL's advisory
+locks between the workers (:mod:`tuner.locks`). Faults of the machine are told from a trial's
+failures by :mod:`tuner.faults`.
 
 Optuna's heartbeat fails the trial of a worker that died anywhere (no heartbeat for
 ``GRACE_SECONDS``); ``RISK_TUNER_HEARTBEAT_SECONDS`` and ``RISK_TUNER_GRACE_SECONDS`` change
 the two periods (a test uses a few seconds).
-
-Faults (:func:`fault_of`): a full disk, a read-only or inaccessible folder, a broken database
-file. They stop the study, not just a trial: the trial running is marked FAIL and its MLflow
-run FAILED, and the command says what is wrong in one line. On a full disk nothing could be
-written, so the output folder holds a small reserve file (``.disk-reserve``), freed on a fault
-to make room for those last writes and made again by the next run.
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import hashlib
 import os
-import socket
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import optuna
-from filelock import FileLock
 from optuna.storages.journal import JournalFileBackend
 
 from tuner import attrs, stored_split
 from tuner.budget import record_interrupted
 from tuner.config import Config, ConfigError
 from tuner.context import Context
+from tuner.database import engine_url, is_postgres, opening, shown
 from tuner.errors import InputError
+from tuner.faults import keep_reserve
+from tuner.locks import claim_lock, claim_worker_slot, pg_lock
 from tuner.seeding import derive
 from tuner.tracking import Tracker, check_reachable
 from tuner.trials import PARETO_PICK_ATTR
 
 HEARTBEAT_SECONDS = 10
 GRACE_SECONDS = 60
-WORKER_PREFIX = attrs.WORKER_PREFIX
 _SERVER_STORAGES: dict[tuple[str, int, int], optuna.storages.RDBStorage] = {}
-RESERVE = ".disk-reserve"
-RESERVE_BYTES = 2 << 20
-FAULT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EACCES, errno.EPERM}
-FAULT_TEXTS = ("database or disk is full", "no space left on device", "disk quota exceeded",
-               "readonly database", "read-only file system", "disk i/o error",
-               "unable to open database file", "permission denied")
-
-
-class Fault(OSError):
-    """The machine, not the trial, failed (a full disk, a read-only folder): stop the study."""
-
-
-def fault_of(exc: BaseException | None) -> str | None:
-    """What is wrong, in a few words, when ``exc`` (or an exception it came from) is a fault of
-    the disk or a store rather than of a trial; else ``None``."""
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, Fault):
-            return str(exc)
-        if isinstance(exc, OSError) and exc.errno in FAULT_ERRNOS:
-            where = f" ({exc.filename})" if exc.filename else ""
-            return f"{exc.strerror or os.strerror(exc.errno)}{where}"
-        text = str(exc).lower()
-        for known in FAULT_TEXTS:
-            if known in text:
-                # SQLite says "readonly": say it as the file system does
-                return ("read-only database (the output folder or its database cannot be "
-                        "written)" if known == "readonly database" else known)
-        exc = exc.__cause__ or exc.__context__
-    return None
-
-
-def keep_reserve(output: Path) -> None:
-    """Make the reserve file of the output folder (see the module docstring) if it is not
-    there; on a disk already full it is an error, before any trial."""
-    path = Path(output) / RESERVE
-    with contextlib.suppress(OSError):
-        if path.stat().st_size == RESERVE_BYTES:
-            return
-    try:
-        with open(path, "wb") as f:
-            f.write(bytes(RESERVE_BYTES))
-            f.flush()
-            os.fsync(f.fileno())
-    except OSError:
-        with contextlib.suppress(OSError):
-            path.unlink()
-        raise
-
-
-def free_reserve(output: Path) -> None:
-    """Free the reserve's space for the writes that record a fault."""
-    with contextlib.suppress(OSError):
-        (Path(output) / RESERVE).unlink()
 
 
 def heartbeat_seconds() -> tuple[int, int]:
@@ -113,96 +47,10 @@ def heartbeat_seconds() -> tuple[int, int]:
     return beat, grace
 
 
-def is_postgres(url: str) -> bool:
-    return url.startswith(("postgresql", "postgres:"))
-
-
-def engine_url(url: str) -> str:
-    """``url`` with the psycopg 3 driver for PostgreSQL (SQLAlchemy's default is psycopg2),
-    which must be installed."""
-    if not is_postgres(url):
-        return url
-    url = stored_split.engine_url(url)
-    if url.startswith("postgresql+psycopg://"):
-        try:
-            import psycopg  # noqa: F401
-        except ImportError as exc:
-            raise ConfigError(
-                "study.storage is a PostgreSQL URL, which needs psycopg 3: install the "
-                "distributed extra, python -m pip install -e \".[tuner,distributed]\"") from exc
-    return url
-
-
-def _lock_key(name: str) -> int:
-    """A signed 64-bit advisory-lock key for ``name``."""
-    return int.from_bytes(hashlib.sha256(f"risk-tuner:{name}".encode()).digest()[:8], "big",
-                          signed=True)
-
-
-@contextlib.contextmanager
-def pg_lock(url: str, name: str) -> Iterator[None]:
-    """PostgreSQL's session advisory lock ``name`` on the database of ``url``, for the block."""
-    import sqlalchemy
-    from sqlalchemy.pool import NullPool
-
-    engine = sqlalchemy.create_engine(engine_url(url), poolclass=NullPool)
-    try:
-        with _opening(url):
-            conn = engine.connect()
-        with conn:
-            conn.execute(sqlalchemy.text("SELECT pg_advisory_lock(:k)"), {"k": _lock_key(name)})
-            conn.commit()
-            try:
-                yield
-            finally:
-                conn.execute(sqlalchemy.text("SELECT pg_advisory_unlock(:k)"),
-                             {"k": _lock_key(name)})
-                conn.commit()
-    finally:
-        engine.dispose()
-
-
-@contextlib.contextmanager
-def claim_lock(ctx: Context, name: str) -> Iterator[None]:
-    """A lock that every worker of the study sees: PostgreSQL's advisory lock when the study
-    is in PostgreSQL (any host), else a lock file in the output folder (this host only)."""
-    if is_postgres(ctx.storage_url):
-        with pg_lock(ctx.storage_url, f"{ctx.cfg.study.name}:{name}"):
-            yield
-    else:
-        with FileLock(str(Path(ctx.output) / f".{name}.lock"), timeout=3600):
-            yield
-
-
-def _shown(url: str) -> str:
-    """``url`` without its password, if it has one."""
-    if "://" in url and "@" in url:
-        from sqlalchemy.engine import make_url
-
-        return make_url(url).render_as_string(hide_password=True)
-    return url
-
-
-@contextlib.contextmanager
-def _opening(url: str) -> Iterator[None]:
-    """A database server that cannot be reached or refuses us, said as bad input naming it (a
-    fault of a local file, such as a full disk, stays a fault)."""
-    import sqlalchemy.exc
-
-    try:
-        yield
-    except sqlalchemy.exc.SQLAlchemyError as exc:
-        if fault_of(exc) or url.startswith("sqlite"):
-            raise
-        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-        raise ConfigError(f"study.storage = {_shown(url)!r} cannot be opened: {reason}"
-                          ) from None
-
-
 def _check_url(url: str) -> None:
     """A storage URL of a known kind, and a SQLite file in a folder that exists."""
     if "://" in url and not url.startswith(("sqlite", "postgres", "mysql")):
-        raise ConfigError(f"study.storage = {_shown(url)!r} is not a storage Optuna can use: "
+        raise ConfigError(f"study.storage = {shown(url)!r} is not a storage Optuna can use: "
                           "give sqlite:///PATH, postgresql://..., mysql://..., or a journal "
                           "file's path")
     if url.startswith("sqlite:///"):
@@ -219,7 +67,7 @@ def storage(url: str) -> optuna.storages.BaseStorage:
         beat, grace = heartbeat_seconds()
 
         def make() -> optuna.storages.RDBStorage:
-            with _opening(url):
+            with opening(url):
                 return optuna.storages.RDBStorage(
                     engine_url(url), heartbeat_interval=beat, grace_period=grace,
                     heartbeat_stale_trial_callback=record_interrupted,
@@ -252,15 +100,6 @@ def sampler(cfg: Config, slot: int) -> optuna.samplers.BaseSampler:
         seed=derive(cfg.study.seed, 1, slot),
         n_startup_trials=min(10, cfg.study.n_trials), multivariate=True, group=True,
     )
-
-
-def claim_worker_slot(study: optuna.Study) -> int:
-    """The next free worker slot of ``study``, recorded as ``worker.N = host:pid``. Callers
-    hold the study's ``open`` lock (:func:`claim_lock`), which makes this atomic."""
-    taken = [int(k[len(WORKER_PREFIX):]) for k in study.user_attrs if k.startswith(WORKER_PREFIX)]
-    slot = max(taken, default=-1) + 1
-    study.set_user_attr(f"{WORKER_PREFIX}{slot}", f"{socket.gethostname()}:{os.getpid()}")
-    return slot
 
 
 def open_study(ctx: Context, worker: int = 0) -> optuna.Study:

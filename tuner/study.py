@@ -32,9 +32,10 @@ from tuner.budget import (
 )
 from tuner.config import Config
 from tuner.context import Context, prepare
+from tuner.faults import Fault, fault_of
 from tuner.objective import TrackedObjective
 from tuner.quiet import quiet_libraries
-from tuner.storage import Fault, fault_of, heartbeat_seconds, open_stores
+from tuner.storage import heartbeat_seconds, open_stores
 from tuner.tracking import Tracker
 from tuner.trials import best_feasible, is_pareto, loss_of, pareto_choice, trials_frame
 

@@ -1,0 +1,73 @@
+"""Faults of the machine, told from failures of a trial: a full disk, a read-only or
+inaccessible folder, a broken database file (:func:`fault_of`).
+
+They stop the study, not just a trial: the trial running is marked FAIL and its MLflow run
+FAILED, and the command says what is wrong in one line (exit 1). On a full disk nothing could be
+written, so the output folder holds a small reserve file (``.disk-reserve``), freed on a fault
+to make room for those last writes and made again by the next run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+from pathlib import Path
+
+FAULT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EACCES, errno.EPERM}
+FAULT_TEXTS = ("database or disk is full", "no space left on device", "disk quota exceeded",
+               "readonly database", "read-only file system", "disk i/o error",
+               "unable to open database file", "permission denied")
+
+
+class Fault(OSError):
+    """The machine, not the trial, failed (a full disk, a read-only folder): stop the study."""
+
+
+def fault_of(exc: BaseException | None) -> str | None:
+    """What is wrong, in a few words, when ``exc`` (or an exception it came from) is a fault of
+    the disk or a store rather than of a trial; else ``None``."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, Fault):
+            return str(exc)
+        if isinstance(exc, OSError) and exc.errno in FAULT_ERRNOS:
+            where = f" ({exc.filename})" if exc.filename else ""
+            return f"{exc.strerror or os.strerror(exc.errno)}{where}"
+        text = str(exc).lower()
+        for known in FAULT_TEXTS:
+            if known in text:
+                # SQLite says "readonly": say it as the file system does
+                return ("read-only database (the output folder or its database cannot be "
+                        "written)" if known == "readonly database" else known)
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+RESERVE = ".disk-reserve"
+RESERVE_BYTES = 2 << 20
+
+
+def keep_reserve(output: Path) -> None:
+    """Make the reserve file of the output folder (see the module docstring) if it is not
+    there; on a disk already full it is an error, before any trial."""
+    path = Path(output) / RESERVE
+    with contextlib.suppress(OSError):
+        if path.stat().st_size == RESERVE_BYTES:
+            return
+    try:
+        with open(path, "wb") as f:
+            f.write(bytes(RESERVE_BYTES))
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        raise
+
+
+def free_reserve(output: Path) -> None:
+    """Free the reserve's space for the writes that record a fault."""
+    with contextlib.suppress(OSError):
+        (Path(output) / RESERVE).unlink()
