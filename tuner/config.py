@@ -17,13 +17,13 @@ from scipy import stats
 
 from tuner import measures
 from tuner.config_values import ConfigError, raise_all, section, table
-from tuner.families import SYNTHESIZERS
-from tuner.pareto import PICK_RULES
-from tuner.spaces import narrow
+from tuner.synthesis.families import SYNTHESIZERS
+from tuner.synthesis.spaces import narrow
 
 UTILITY_METRICS = ("quality_report", "hellinger", "efficacy")
 DEVICES = ("cpu", "cuda")
 MODES = ("single", "pareto")
+PICK_RULES = ("utility", "loss", "risk")  # which front point a Pareto study releases
 
 
 
@@ -58,7 +58,7 @@ class StudyConfig:
     mlflow_uri: str | None = None
     device: str = "cpu"
     sample_size: int | None = None
-    # partial synthesis (tuner.partial): the columns to synthesise; None: every column
+    # partial synthesis (tuner.synthesis.partial): the columns to synthesise; None: every column
     synthesize: tuple[str, ...] | None = None
     synthetic_sets: int = 1  # m released sets per trial (Reiter 2003), partial synthesis only
     # "single": minimise the risk-utility loss; "pareto": maximise U and minimise M (pareto.py)
@@ -118,7 +118,7 @@ AUDIT_DESIGNS = ("auto", "per_target", "shared")
 
 @dataclasses.dataclass(frozen=True)
 class AuditConfig:
-    """The ``[audit]`` section: the release audit (DESIGN 13, :mod:`tuner.audit`)."""
+    """The ``[audit]`` section: the release audit (DESIGN 13, :mod:`tuner.release.audit`)."""
 
     enabled: bool = True
     targets: int = 20  # K most vulnerable training records

@@ -2,7 +2,7 @@
 
 :func:`summary` renders it from ``manifest.json`` alone, and every place that shows it prints
 its lines unchanged: the terminal at the end of ``risk-tuner run``, ``demo`` and ``release``,
-and the top of ``report.md`` and ``report.html`` (:mod:`tuner.report`), so the two never say
+and the top of ``report.md`` and ``report.html`` (:mod:`tuner.release.report`), so the two never say
 different things. It holds, in this order: what was released; membership disclosure M against
 its threshold; the copy ceiling (the M a verbatim copy of the training records scores under the
 same attack: whether M can bind at all); every constraint of the study with its metric and
@@ -134,7 +134,7 @@ def _constraint_lines(m: Mapping[str, Any]) -> list[str]:
 def summary(manifest: Mapping[str, Any]) -> list[str]:
     """The summary block of a release, as lines of plain text (no trailing newlines).
 
-    Read from ``manifest`` alone (``manifest.json`` as :mod:`tuner.release` writes it; keys
+    Read from ``manifest`` alone (``manifest.json`` as :mod:`tuner.release.export` writes it; keys
     that older manifests lack are said to be missing, never guessed). The release audit's line
     appears only when the manifest has an ``audit`` entry (a mapping with ``verdict`` and
     ``summary``); without one nothing is said about an audit.

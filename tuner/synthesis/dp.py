@@ -4,7 +4,7 @@ References: R. McKenna, G. Miklau, D. Sheldon, "Winning the NIST Contest: A scal
 approach to differentially private synthetic data", Journal of Privacy and Confidentiality
 11(3), 2021 (MST); R. McKenna, B. Mullins, D. Sheldon, G. Miklau, "AIM: An Adaptive and
 Iterative Mechanism for Differentially Private Synthetic Data", PVLDB 15(11), 2022 (AIM). The
-mechanisms are in :mod:`tuner.dp_mechanisms`, on the authors' Private-PGM package ``mbi``
+mechanisms are in :mod:`tuner.synthesis.dp_mechanisms`, on the authors' Private-PGM package ``mbi``
 (the ``dp`` extra: ``python -m pip install -e ".[dp]"``).
 
 Both need discrete columns. Each column the model sees becomes codes: a column with at most
@@ -188,7 +188,7 @@ class _DPSynthesizer(BaseSingleTableSynthesizer):
 
     def _fit(self, processed_data: pd.DataFrame) -> None:
         require()
-        from tuner import dp_mechanisms as mech
+        from tuner.synthesis import dp_mechanisms as mech
 
         discretiser = Discretiser(self.bins).fit(processed_data)
         data = mech.dataset(discretiser.transform(processed_data), discretiser.sizes)
@@ -209,17 +209,17 @@ class _DPSynthesizer(BaseSingleTableSynthesizer):
 
 class MSTSynthesizer(_DPSynthesizer):
     """MST (McKenna, Miklau & Sheldon 2021): one-way marginals and a private spanning tree of
-    pairs; see :func:`tuner.dp_mechanisms.mst`. Arguments as :class:`_DPSynthesizer`."""
+    pairs; see :func:`tuner.synthesis.dp_mechanisms.mst`. Arguments as :class:`_DPSynthesizer`."""
 
     def _run(self, data: Any, rho: float, rng: np.random.Generator) -> Any:
-        from tuner.dp_mechanisms import mst
+        from tuner.synthesis.dp_mechanisms import mst
 
         return mst(data, rho, rng, iters=self.iters)
 
 
 class AIMSynthesizer(_DPSynthesizer):
     """AIM (McKenna et al. 2022) on the workload of all pairs; see
-    :func:`tuner.dp_mechanisms.aim`. Arguments as :class:`_DPSynthesizer`, and
+    :func:`tuner.synthesis.dp_mechanisms.aim`. Arguments as :class:`_DPSynthesizer`, and
     ``max_model_size`` (megabytes of the graphical model at the end)."""
 
     def __init__(self, metadata: Any, enforce_min_max_values: bool = True,
@@ -233,6 +233,6 @@ class AIMSynthesizer(_DPSynthesizer):
         self.max_model_size = float(max_model_size)
 
     def _run(self, data: Any, rho: float, rng: np.random.Generator) -> Any:
-        from tuner.dp_mechanisms import aim
+        from tuner.synthesis.dp_mechanisms import aim
 
         return aim(data, rho, rng, iters=self.iters, max_model_size=self.max_model_size)

@@ -22,15 +22,16 @@ from optuna.distributions import (
 )
 from optuna.trial import Trial
 
-from tuner import attrs, evaluation
-from tuner.budget import INTERRUPTED_PREFIX, claim_slot
+from tuner import attrs
 from tuner.config import Config
-from tuner.context import Context
 from tuner.faults import Fault, fault_of, free_reserve
+from tuner.scoring import evaluation
+from tuner.search.budget import INTERRUPTED_PREFIX, claim_slot
+from tuner.search.context import Context
+from tuner.search.tracking import Tracker
+from tuner.search.trials import DATA_SHA256_ATTR
 from tuner.seeding import derive
-from tuner.spaces import narrow
-from tuner.tracking import Tracker
-from tuner.trials import DATA_SHA256_ATTR
+from tuner.synthesis.spaces import narrow
 
 
 def suggest(trial: Trial, name: str, dist: BaseDistribution) -> Any:
@@ -61,7 +62,7 @@ def trial_params(trial: optuna.trial.FrozenTrial) -> tuple[str, dict[str, Any]]:
 
 def _cut_short(trial: Trial, why: str) -> None:
     """Record ``trial`` as cut short (a fault, Ctrl-C): it does not use the budget, so the
-    next run completes ``n_trials`` (as for a killed process, :mod:`tuner.budget`)."""
+    next run completes ``n_trials`` (as for a killed process, :mod:`tuner.search.budget`)."""
     trial.study.set_user_attr(f"{INTERRUPTED_PREFIX}{trial.number}", why)
 
 
@@ -137,7 +138,7 @@ class TrackedObjective:
                          series={"f1_by_h": ev.membership.f1_by_threshold})
         self.tracker.log_dict(run, "risk_results.json", ev.risk_results())
         self.tracker.end(run, "FINISHED")
-        if self.ctx.cfg.study.mode == "pareto":  # maximise U, minimise M (tuner.pareto)
+        if self.ctx.cfg.study.mode == "pareto":  # maximise U, minimise M (tuner.search.pareto)
             return ev.utility, ev.membership.m
         return ev.loss.loss
 

@@ -5,8 +5,9 @@ reading a config does not import SDV or torch), its search space (parameter -> O
 distribution, DESIGN 8) and what it takes (threads, a device, epochs, a seed argument).
 
 A config may *narrow* a space (``[space.ctgan] epochs = [5, 20]`` or a subset of choices), never
-widen it (:func:`tuner.spaces.narrow`). Values Optuna cannot store (tuples of layer widths) are
-choices of strings decoded by :func:`tuner.spaces.decode`. CTGAN asserts
+widen it (:func:`tuner.synthesis.spaces.narrow`). Values Optuna cannot store (tuples of layer
+widths) are
+choices of strings decoded by :func:`tuner.synthesis.spaces.decode`. CTGAN asserts
 ``batch_size % pac == 0``: every batch size offered is divisible by every pac offered, so no trial
 can hit that assertion.
 """
@@ -39,7 +40,7 @@ class SynthesizerSpec:
     synthesisers are seeded through the global generators instead, see :mod:`tuner.seeding`).
     ``extra``: the optional dependency group (``pyproject.toml``) it needs beyond ``tuner``, and
     ``modules`` the modules that group provides; :meth:`missing` says what to install.
-    ``conditioning``: how partial synthesis (:mod:`tuner.partial`) draws the synthesised
+    ``conditioning``: how partial synthesis (:mod:`tuner.synthesis.partial`) draws the synthesised
     columns given the kept ones: ``"native"``, the class's ``sample_remaining_columns``
     conditions exactly; ``"reject"``, the model samples whole records only, and a draw is
     kept where its kept values equal the record's. ``keep_argument``: the constructor argument
@@ -81,14 +82,14 @@ def _sdv(name: str) -> Callable[[], type]:
 
 
 def _cart() -> type:
-    from tuner.cart import CARTSynthesizer
+    from tuner.synthesis.cart import CARTSynthesizer
 
     return CARTSynthesizer
 
 
 def _dp(name: str) -> Callable[[], type]:
     def load() -> type:
-        from tuner import dp
+        from tuner.synthesis import dp
 
         dp.require()  # a clear ImportError naming the `dp` extra, before any fit
         cls: type = getattr(dp, name)
@@ -101,7 +102,8 @@ _LAYERS = ("64x64", "128x128", "256x256")
 _PACS = (1, 2, 5, 10)
 _BATCHES = (100, 200, 500)  # each divisible by every pac above
 _EPOCHS = IntDistribution(1, 300, log=True)
-# differentially private families (tuner/dp.py): epsilon tuned, delta fixed (recorded with the
+# differentially private families (tuner/synthesis/dp.py): epsilon tuned, delta fixed (recorded
+# with the
 # trial's parameters, so in the release's manifest); numeric columns cut into `bins` bins
 _EPSILON = FloatDistribution(0.1, 10.0, log=True)
 _DELTA = CategoricalDistribution((1e-5,))

@@ -1,6 +1,6 @@
 """Search spaces: narrowing a family's space (never widening it) and decoding stored values.
 
-The spaces themselves are data in :data:`tuner.families.SYNTHESIZERS`.
+The spaces themselves are data in :data:`tuner.synthesis.families.SYNTHESIZERS`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from optuna.distributions import (
 )
 
 from tuner.errors import InputError
-from tuner.families import SYNTHESIZERS
+from tuner.synthesis.families import SYNTHESIZERS
 
 
 def narrow(name: str, overrides: dict[str, Any] | None) -> dict[str, BaseDistribution]:

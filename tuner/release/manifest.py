@@ -17,9 +17,9 @@ from typing import Any
 import optuna
 
 from tuner import attrs
-from tuner.context import Context
-from tuner.evaluation import Evaluation
-from tuner.families import SYNTHESIZERS
+from tuner.scoring.evaluation import Evaluation
+from tuner.search.context import Context
+from tuner.synthesis.families import SYNTHESIZERS
 
 SPLIT_FILE = "split.json"
 PACKAGES = ("risk-tuner", "sdv", "sdmetrics", "optuna", "mlflow", "torch", "scikit-learn",

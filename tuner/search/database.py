@@ -6,9 +6,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from tuner import stored_split
 from tuner.config import ConfigError
 from tuner.faults import fault_of
+from tuner.search import stored_split
 
 
 def is_postgres(url: str) -> bool:

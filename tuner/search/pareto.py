@@ -24,9 +24,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from tuner.config import PICK_RULES
 from tuner.errors import InputError
-
-PICK_RULES = ("utility", "loss", "risk")
 
 
 @dataclasses.dataclass(frozen=True)

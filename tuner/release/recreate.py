@@ -21,11 +21,11 @@ import math
 import optuna
 
 from tuner import attrs, measures
-from tuner.context import Context
 from tuner.errors import TunerError
-from tuner.evaluation import Evaluation, evaluate
-from tuner.objective import trial_params
-from tuner.trials import DATA_SHA256_ATTR
+from tuner.scoring.evaluation import Evaluation, evaluate
+from tuner.search.context import Context
+from tuner.search.objective import trial_params
+from tuner.search.trials import DATA_SHA256_ATTR
 
 
 class NoFeasibleTrial(TunerError, RuntimeError):

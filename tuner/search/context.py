@@ -10,13 +10,13 @@ import pandas as pd
 
 from tuner.config import Config, ConfigError, data_problems, raise_all
 from tuner.data import Split, fingerprint, frame_problems, read_table, split
-from tuner.families import SYNTHESIZERS
 from tuner.identifiers import drop_identifiers
 from tuner.measures import identification
-from tuner.partial import conditioning_problem
+from tuner.search.stored_split import recorded_split
+from tuner.search.tracking import local_uri
 from tuner.seeding import derive
-from tuner.stored_split import recorded_split
-from tuner.tracking import local_uri
+from tuner.synthesis.families import SYNTHESIZERS
+from tuner.synthesis.partial import conditioning_problem
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,7 +36,7 @@ class Context:
         return self.cfg.study.output
 
     def split_record(self) -> dict[str, Any]:
-        """How the data were split, as the study records it (:mod:`tuner.stored_split`)."""
+        """How the data were split, as the study records it (:mod:`tuner.search.stored_split`)."""
         d = self.cfg.data
         return {"train_fraction": d.train_fraction, "stratify": d.stratify,
                 "audit_fraction": d.audit_fraction if self.split.has_audit else 0.0}

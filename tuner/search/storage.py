@@ -3,7 +3,7 @@
 One machine (the default): SQLite files in the output folder, and a lock file there makes
 processes that start at once create them one at a time. Many machines: a PostgreSQL URL
 (``study.storage``) and an MLflow server (``study.mlflow_uri``), with PostgreSQL's advisory
-locks between the workers (:mod:`tuner.locks`). Faults of the machine are told from a trial's
+locks between the workers (:mod:`tuner.search.locks`). Faults of the machine are told from a trial's
 failures by :mod:`tuner.faults`.
 
 Optuna's heartbeat fails the trial of a worker that died anywhere (no heartbeat for
@@ -20,17 +20,18 @@ from typing import Any
 import optuna
 from optuna.storages.journal import JournalFileBackend
 
-from tuner import attrs, stored_split
-from tuner.budget import record_interrupted
+from tuner import attrs
 from tuner.config import Config, ConfigError
-from tuner.context import Context
-from tuner.database import engine_url, is_postgres, opening, shown
 from tuner.errors import InputError
 from tuner.faults import keep_reserve
-from tuner.locks import claim_lock, claim_worker_slot, pg_lock
+from tuner.search import stored_split
+from tuner.search.budget import record_interrupted
+from tuner.search.context import Context
+from tuner.search.database import engine_url, is_postgres, opening, shown
+from tuner.search.locks import claim_lock, claim_worker_slot, pg_lock
+from tuner.search.tracking import Tracker, check_reachable
+from tuner.search.trials import PARETO_PICK_ATTR
 from tuner.seeding import derive
-from tuner.tracking import Tracker, check_reachable
-from tuner.trials import PARETO_PICK_ATTR
 
 HEARTBEAT_SECONDS = 10
 GRACE_SECONDS = 60
@@ -106,7 +107,7 @@ def open_study(ctx: Context, worker: int = 0) -> optuna.Study:
     """Create or load the study; refuse one that was run on other data or in the other mode.
 
     ``[study] mode = "pareto"`` makes a two-objective study (maximise U, minimise M) whose
-    user attribute :data:`tuner.trials.PARETO_PICK_ATTR` holds the config's pick rule (taken
+    user attribute :data:`tuner.search.trials.PARETO_PICK_ATTR` holds the config's pick rule (taken
     anew on every open: the rule only decides the release, not the search).
     """
     mode = ctx.cfg.study.mode

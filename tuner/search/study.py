@@ -3,7 +3,8 @@
 Storage defaults to ``sqlite:///OUT/study.db``; running the same command again resumes the study.
 Several processes may work on one study (``workers = K``, or K invocations on one host or on K
 hosts sharing a PostgreSQL storage and an MLflow server); the budget rules are in
-:mod:`tuner.budget`, the stores in :mod:`tuner.storage`, one trial in :mod:`tuner.objective`.
+:mod:`tuner.search.budget`, the stores in :mod:`tuner.search.storage`, one trial in
+:mod:`tuner.search.objective`.
 
 A worker returns only when every trial of the budget has finished (or ``study.timeout`` has
 passed): while other workers' trials run it waits, failing dead workers' trials when Optuna's
@@ -23,21 +24,21 @@ import optuna
 from optuna.trial import FrozenTrial
 
 from tuner import plots
-from tuner.budget import (
+from tuner.config import Config
+from tuner.faults import Fault, fault_of
+from tuner.quiet import quiet_libraries
+from tuner.search.budget import (
     Budget,
     budget_used,
     fail_dead_local_trials,
     fail_stale,
     interrupted_owners,
 )
-from tuner.config import Config
-from tuner.context import Context, prepare
-from tuner.faults import Fault, fault_of
-from tuner.objective import TrackedObjective
-from tuner.quiet import quiet_libraries
-from tuner.storage import heartbeat_seconds, open_stores
-from tuner.tracking import Tracker
-from tuner.trials import best_feasible, is_pareto, loss_of, pareto_choice, trials_frame
+from tuner.search.context import Context, prepare
+from tuner.search.objective import TrackedObjective
+from tuner.search.storage import heartbeat_seconds, open_stores
+from tuner.search.tracking import Tracker
+from tuner.search.trials import best_feasible, is_pareto, loss_of, pareto_choice, trials_frame
 
 
 def threads_per_worker(workers: int) -> int:

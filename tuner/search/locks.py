@@ -20,8 +20,8 @@ import optuna
 from filelock import FileLock
 
 from tuner import attrs
-from tuner.context import Context
-from tuner.database import engine_url, is_postgres, opening
+from tuner.search.context import Context
+from tuner.search.database import engine_url, is_postgres, opening
 
 WORKER_PREFIX = attrs.WORKER_PREFIX
 

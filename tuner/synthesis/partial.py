@@ -11,7 +11,8 @@ The synthesiser is fitted on the training records (every column: the kept ones a
 synthesised ones are drawn given), then draws the synthesised columns for each training record
 from its conditional distribution given that record's kept values. Row i of every released set
 is training record i: kept columns equal the record's, synthesised columns are drawn. How a
-family conditions is data in its :class:`tuner.families.SynthesizerSpec` (``conditioning``):
+family conditions is data in its :class:`tuner.synthesis.families.SynthesizerSpec`
+(``conditioning``):
 
 * ``"native"``: the class's ``sample_remaining_columns`` conditions exactly. Our CART fits its
   trees on the kept columns first (``keep``) and draws every row in one pass. SDV's Gaussian
@@ -54,8 +55,8 @@ import pandas as pd
 
 from tuner.data import TABLE, sdtype
 from tuner.errors import InputError, TunerError
-from tuner.families import SYNTHESIZERS, SynthesizerSpec
-from tuner.synthesizers import build, fitted
+from tuner.synthesis.families import SYNTHESIZERS, SynthesizerSpec
+from tuner.synthesis.synthesizers import build, fitted
 
 REJECT_DRAWS_PER_ROW = 200  # rejection budget: draws from the joint model per row to fill
 REJECT_FIRST_BATCH = 1_000  # smallest first batch; batches double up to REJECT_MAX_BATCH
@@ -209,7 +210,8 @@ def synthesize_partial(
 
     Only ``synthesize`` is drawn, given each record's other columns; with ``holdout``, the same
     model also draws the holdout records' synthesised columns once (the gate's comparison).
-    Seeded as :func:`tuner.synthesizers.synthesize` (fit under :func:`tuner.seeding.seeded`,
+    Seeded as :func:`tuner.synthesis.synthesizers.synthesize` (fit under
+    :func:`tuner.seeding.seeded`,
     sampling by the synthesiser's own generator set to ``seed``).
     """
     if isinstance(sets, bool) or not isinstance(sets, int) or sets < 1:

@@ -9,8 +9,8 @@ import pandas as pd
 from optuna.trial import FrozenTrial, TrialState
 
 from tuner import attrs
-from tuner.budget import FINISHED, SURPLUS_PREFIX
-from tuner.pareto import Point, pick
+from tuner.search.budget import FINISHED, SURPLUS_PREFIX
+from tuner.search.pareto import Point, pick
 
 PARETO_PICK_ATTR = attrs.PARETO_PICK
 # study user attribute per trial whose re-created data failed a constraint at release, where every
@@ -51,7 +51,7 @@ def loss_of(trial: FrozenTrial) -> float:
 
 
 def pareto_choice(study: optuna.Study) -> tuple[FrozenTrial, list[FrozenTrial], str] | None:
-    """Pareto mode: the released trial, the feasible front and why (:func:`tuner.pareto.pick`
+    """Pareto mode: the released trial, the feasible front and why (:func:`tuner.search.pareto.pick`
     with the study's rule), or ``None`` without a feasible trial."""
     trials = {t.number: t for t in _releasable(study) if t.values is not None}
     if not trials:

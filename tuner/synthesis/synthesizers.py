@@ -1,4 +1,5 @@
-"""Building, fitting and sampling the synthesisers of :data:`tuner.families.SYNTHESIZERS`."""
+"""Building, fitting and sampling the synthesisers of
+:data:`tuner.synthesis.families.SYNTHESIZERS`."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ import joblib
 import pandas as pd
 
 from tuner.data import TABLE, metadata_for
-from tuner.families import SYNTHESIZERS
 from tuner.seeding import seeded
-from tuner.spaces import decode
+from tuner.synthesis.families import SYNTHESIZERS
+from tuner.synthesis.spaces import decode
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,7 +31,7 @@ def build(name: str, params: dict[str, Any], frame: pd.DataFrame, *, seed: int,
           device: str = "cpu", keep: Sequence[str] = ()) -> Any:
     """A synthesiser ``name`` with decoded ``params`` for a table shaped like ``frame``;
     ``keep``: the columns partial synthesis will give it (told to a family that takes them
-    before the fit, :attr:`tuner.families.SynthesizerSpec.keep_argument`)."""
+    before the fit, :attr:`tuner.synthesis.families.SynthesizerSpec.keep_argument`)."""
     spec = SYNTHESIZERS[name]
     kwargs = decode(params)
     if spec.takes_device:

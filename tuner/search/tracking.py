@@ -40,8 +40,8 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from tuner.budget import pid_alive
 from tuner.config import ConfigError
+from tuner.search.budget import pid_alive
 
 RELEASED_TAG = "released"
 # MLflow 3 opens an experiment in its GenAI view unless told it holds model development runs
@@ -199,7 +199,7 @@ class Tracker:
         self.client.set_tag(run_id, RELEASED_TAG, "true")
 
     def mark_withdrawn(self, run_id: str) -> None:
-        """Tag ``run_id`` ``released = false``: its release was withdrawn (tuner.release)."""
+        """Tag ``run_id`` ``released = false``: its release was withdrawn (tuner.release.export)."""
         self.client.set_tag(run_id, RELEASED_TAG, "false")
         self.client.set_tag(run_id, "risk_tuner.release_withdrawn", "true")
 

@@ -7,7 +7,7 @@ sampled are scored again with the audit set in the holdout's place, by the very 
 limits of the trials (exact and near copies, DCR, CAP and inference differences, M with the
 audit records as non-members; measures that do not read the holdout give the same numbers);
 a constraint that fails there refuses the candidate ("fails on records no trial saw"), through
-the release's refusal path (:class:`tuner.recreate.ReleaseRejected`).
+the release's refusal path (:class:`tuner.release.recreate.ReleaseRejected`).
 
 A study made before audit sets existed has none: the release says so and goes on as before.
 """
@@ -19,11 +19,11 @@ from typing import Any
 
 import risk
 from tuner import measures
-from tuner.context import Context
 from tuner.data import Split
-from tuner.evaluation import Evaluation, data_sha256, score, score_partial
 from tuner.measures.identification import identification_options
-from tuner.partial import synthesize_partial
+from tuner.scoring.evaluation import Evaluation, data_sha256, score, score_partial
+from tuner.search.context import Context
+from tuner.synthesis.partial import synthesize_partial
 
 NO_AUDIT_SET = ("this study was made before sealed audit sets existed: every record not in "
                 "training is its holdout, which also chose the release; its constraints were "

@@ -32,7 +32,7 @@ table against NaN in the other (SDMetrics counts them as two cells; here one), s
 numerical synthetic column (SDMetrics drops the column and its pairs, which rewards broken
 output; here they are missing values) and integers beyond 2**53 (compared as float64 here).
 Datetime columns are not handled here
-(:func:`supports` says so; :func:`tuner.utility.quality_report` then calls SDMetrics).
+(:func:`supports` says so; :func:`tuner.scoring.utility.quality_report` then calls SDMetrics).
 """
 
 from __future__ import annotations

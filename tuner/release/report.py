@@ -19,9 +19,10 @@ from typing import Any
 
 import pandas as pd
 
-from tuner import measures, report_audit
-from tuner.evaluation import Evaluation
-from tuner.summary import summary
+from tuner import measures
+from tuner.release import report_audit
+from tuner.release.summary import summary
+from tuner.scoring.evaluation import Evaluation
 
 CAVEATS = (
     "The measures are empirical: they test the attacks named above on this release, against "

@@ -4,7 +4,8 @@ The loss is the risk-utility loss of El Emam et al. (2022). The risks are the en
 of :data:`tuner.measures.MEASURES`, each with its constraints (feasible when <= 0). Every
 completed trial sets every constraint: Optuna counts a trial without constraints as feasible.
 
-In partial synthesis (``[study] synthesize``, :mod:`tuner.partial`) a trial draws m sets whose
+In partial synthesis (``[study] synthesize``, :mod:`tuner.synthesis.partial`) a trial draws m sets
+whose
 kept columns are the training records' own (checked here: a set that differs is unusable); U is
 the mean of the sets' utilities, identification risk scores the m sets, and every other measure
 sees them stacked (an intruder holding all of them). Nothing is removed from a partially
@@ -23,15 +24,16 @@ import numpy as np
 import pandas as pd
 
 import risk
-from tuner import categorical, measures
-from tuner import utility as util
+from tuner import measures
 from tuner.config import Config
 from tuner.data import Split
 from tuner.errors import TunerError
 from tuner.measures.gate import removed_by_gate
 from tuner.measures.identification import PartialInputs
-from tuner.partial import PartialSynthesis, kept_columns, synthesize_partial
-from tuner.synthesizers import synthesize
+from tuner.scoring import categorical
+from tuner.scoring import utility as util
+from tuner.synthesis.partial import PartialSynthesis, kept_columns, synthesize_partial
+from tuner.synthesis.synthesizers import synthesize
 
 
 class UnusableSynthesis(TunerError, RuntimeError):

@@ -1,6 +1,6 @@
 """Release candidate (DESIGN section 9): the best feasible trial, re-created and exported.
 
-The synthetic data are made again and checked by :mod:`tuner.recreate`: data that are not
+The synthetic data are made again and checked by :mod:`tuner.release.recreate`: data that are not
 the trial's, or that fail a constraint because the limits changed, stop the export loudly; the
 trial's very data failing, scored in full, a constraint it estimated on a sample (DCR) refuse
 that trial for good (study attribute ``release_rejected:N``, :class:`ReleaseRejected`), withdraw
@@ -14,7 +14,7 @@ renamed into place, so it is either absent or complete.
 custodian to recompute M independently) goes to the study folder, never into ``release/``.
 
 Workers of one study (on one host or many) each export when they finish; a claim made under
-a lock that every worker sees (:func:`tuner.locks.claim_lock`: PostgreSQL's advisory lock, or
+a lock that every worker sees (:func:`tuner.search.locks.claim_lock`: PostgreSQL's advisory lock, or
 a lock file for the local default) lets exactly one of them export a given best trial. With an
 MLflow server, the release folder is also logged as ``release/`` artifacts of the released
 trial's run, so that any host can download it.
@@ -34,17 +34,19 @@ import optuna
 from filelock import FileLock
 
 import risk
-from tuner import attrs, plots, report, utility
-from tuner.audit import metrics as audit_metrics
-from tuner.audit import release_audit
-from tuner.budget import pid_alive
-from tuner.context import Context
-from tuner.evaluation import Evaluation
-from tuner.locks import claim_lock
-from tuner.manifest import SPLIT_FILE, manifest, set_files, sha256_file
-from tuner.recreate import NoFeasibleTrial, ReleaseRejected, recreate
-from tuner.tracking import Tracker, is_remote
-from tuner.trials import (
+from tuner import attrs, plots
+from tuner.release import report
+from tuner.release.audit import metrics as audit_metrics
+from tuner.release.audit import release_audit
+from tuner.release.manifest import SPLIT_FILE, manifest, set_files, sha256_file
+from tuner.release.recreate import NoFeasibleTrial, ReleaseRejected, recreate
+from tuner.scoring import utility
+from tuner.scoring.evaluation import Evaluation
+from tuner.search.budget import pid_alive
+from tuner.search.context import Context
+from tuner.search.locks import claim_lock
+from tuner.search.tracking import Tracker, is_remote
+from tuner.search.trials import (
     PARETO_PICK_ATTR,
     REJECTED_PREFIX,
     best_feasible,

@@ -1,7 +1,8 @@
 """The release audit (DESIGN 13): the candidate's gate on the sealed audit set, then a
 per-record membership audit that knows the generator, before anything is written.
 
-1. :func:`tuner.audit_set.audit_set_check`: the gate's holdout-based constraints on records no
+1. :func:`tuner.release.audit_set.audit_set_check`: the gate's holdout-based constraints on records
+no
    trial saw; a failure refuses the candidate.
 2. :func:`risk.membership_audit` with the released family and its tuned parameters as the
    generator (:class:`ReleasedFamily`: fitted and sampled as a trial does, the gate's removal
@@ -9,7 +10,7 @@ per-record membership audit that knows the generator, before anything is written
    ``[audit] targets`` most vulnerable training records, ``shadows`` shadow tables each drawn
    from the holdout (the intruder's auxiliary data; never the audit set). A candidate whose
    upper 95 % bound of the pooled TPR at 1 % FPR exceeds ``tpr_limit`` is refused, and the next
-   best feasible trial is audited (:mod:`tuner.release`).
+   best feasible trial is audited (:mod:`tuner.release.export`).
 
 Cost is shown before it is paid: one pilot fit is timed and the audit's time estimated for the
 per-target game (``targets x shadows`` fits) and the shared one (``shadows`` fits); with
@@ -41,13 +42,13 @@ from tqdm import tqdm
 
 import risk
 from tuner import attrs
-from tuner.audit_set import audit_set_check, refusal, winners_curse
-from tuner.context import Context
-from tuner.evaluation import Evaluation
 from tuner.measures.gate import remove_replicated_uniques
-from tuner.recreate import NoFeasibleTrial, ReleaseRejected
+from tuner.release.audit_set import audit_set_check, refusal, winners_curse
+from tuner.release.recreate import NoFeasibleTrial, ReleaseRejected
+from tuner.scoring.evaluation import Evaluation
+from tuner.search.context import Context
 from tuner.seeding import derive
-from tuner.synthesizers import synthesize
+from tuner.synthesis.synthesizers import synthesize
 
 AUDIT_PREFIX = attrs.AUDIT_PREFIX
 AUDIT_SEED = 13  # the component of the study seed that seeds the audit (DESIGN 13)
