@@ -1,6 +1,6 @@
 """Utility of synthetic data as a distance between distributions (DESIGN section 7).
 
-The tuner's default utility is SDMetrics' Quality Report (``tuner.utility``); this one needs
+The tuner's default utility is SDMetrics' Quality Report (``tuner.scoring.utility``); this one needs
 nothing beyond numpy and pandas, so it lives here beside the risk measures it shares its
 encoding with.
 """

@@ -186,3 +186,69 @@ def test_study_and_trial_attribute_keys_are_declared_in_one_module():
     found = [f"{p.relative_to(ROOT)}:{i}" for p in sorted((ROOT / "tuner").rglob("*.py"))
              for i, line in enumerate(p.read_text().splitlines(), 1) if bare.search(line)]
     assert not found, found
+
+
+# tuner's rooms from the bottom up: a module may import its own floor and those below it only
+TUNER_FLOORS = {
+    0: ("tuner.errors", "tuner.attrs", "tuner.seeding", "tuner.data", "tuner.config_values",
+        "tuner.faults", "tuner.quiet", "tuner.plots", "tuner.config_sections"),
+    1: ("tuner.measures",),
+    2: ("tuner.synthesis",),
+    3: ("tuner.config", "tuner.identifiers", "tuner.config_reference"),
+    4: ("tuner.scoring",),
+    5: ("tuner.search",),
+    6: ("tuner.release",),
+    7: ("tuner.api", "tuner.cli", "tuner.dashboard", "tuner.__main__", "tuner"),
+}
+
+
+def _floor(module: str) -> int:
+    found = [(len(p), f) for f, prefixes in TUNER_FLOORS.items() for p in prefixes
+             if module == p or module.startswith(p + ".")]
+    assert found, f"{module} is in no room of TUNER_FLOORS: add it"
+    return max(found)[1]  # the longest prefix decides ("tuner" is the front door only)
+
+
+def test_tuner_rooms_import_downwards_only():
+    graph = _graph()
+    tuner = {m: deps for m, deps in graph.items() if m.split(".")[0] == "tuner"}
+    assert len(tuner) > 40
+    upward = [(m, d, _floor(m), _floor(d)) for m, deps in tuner.items() for d in deps
+              if d.startswith("tuner") and _floor(d) > _floor(m)]
+    assert not upward, upward
+
+
+def test_each_room_says_what_it_offers_and_offers_it():
+    import importlib
+
+    for room in ("synthesis", "scoring", "search", "release", "measures"):
+        module = importlib.import_module(f"tuner.{room}")
+        assert module.__doc__ and len(module.__doc__.split()) > 20, room
+        assert module.__all__, room
+        for name in module.__all__:
+            assert getattr(module, name) is not None, (room, name)
+
+
+def test_experiments_use_what_the_rooms_export():
+    rooms = ("tuner.synthesis.", "tuner.scoring.", "tuner.search.", "tuner.release.",
+             "tuner.measures.")
+    inside = [(str(p.relative_to(ROOT)), m) for p in sorted((ROOT / "experiments").rglob("*.py"))
+              for m in _imports(p) if m.startswith(rooms) and
+              m.count(".") >= 2 and not _is_export(m)
+              and (str(p.relative_to(ROOT)), m) not in INSIDE_ALLOWED]
+    assert not inside, inside
+
+
+# the one reach inside a room: the benchmark pins the product's torch threads per worker to the
+# other methods' one thread, a module global that only patching the module can change
+INSIDE_ALLOWED = {("experiments/tuner_benchmark/methods.py", "tuner.search.study")}
+
+
+def _is_export(name: str) -> bool:
+    """``tuner.ROOM.NAME`` where NAME is one of the room's exports (not one of its modules)."""
+    import importlib
+
+    room, _, leaf = name.rpartition(".")
+    if room.count(".") != 1:
+        return False
+    return leaf in getattr(importlib.import_module(room), "__all__", ())

@@ -26,16 +26,16 @@ import optuna
 import pandas as pd
 
 from tuner import config as config_module
-from tuner import report
 from tuner.config import Config, ConfigError
-from tuner.context import prepare
 from tuner.errors import InputError
-from tuner.locks import claim_lock
-from tuner.release import RELEASED_ATTR, NoFeasibleTrial, export
-from tuner.storage import open_study, storage
-from tuner.study import run_study
-from tuner.tracking import local_uri
-from tuner.trials import best_feasible, is_pareto, pareto_choice, trials_frame
+from tuner.release import report
+from tuner.release.export import RELEASED_ATTR, NoFeasibleTrial, export
+from tuner.search.context import prepare
+from tuner.search.locks import claim_lock
+from tuner.search.storage import open_study, storage
+from tuner.search.study import run_study
+from tuner.search.tracking import local_uri
+from tuner.search.trials import best_feasible, is_pareto, pareto_choice, trials_frame
 
 RUN_FILE = "run.json"
 
@@ -200,7 +200,7 @@ def tune(config: str | Path | Mapping[str, Any] | None, *, output: str | Path | 
 
     ``config`` is a TOML path, a dict shaped like the TOML, or ``None`` for the demo. Without a
     feasible trial the study is returned with ``released_trial`` ``None``; ``release()`` then
-    raises :class:`tuner.release.NoFeasibleTrial` saying which constraint failed how often.
+    raises :class:`tuner.release.export.NoFeasibleTrial` saying which constraint failed how often.
     """
     cfg = load_config(config, output=Path(output) if output is not None else None,
                       n_trials=trials, workers=workers, mode=mode,

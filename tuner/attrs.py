@@ -11,7 +11,7 @@ from __future__ import annotations
 DATA_FINGERPRINT = "data_fingerprint"  # SHA-256 of the table the study was run on
 STUDY_SEED = "seed"  # the study's seed
 N_TRAIN = "n_train"  # training records of its split
-SPLIT = "split"  # {"train_fraction", "audit_fraction", "stratify"} (tuner.stored_split)
+SPLIT = "split"  # {"train_fraction", "audit_fraction", "stratify"} (tuner.search.stored_split)
 PARETO_PICK = "pareto_pick"  # the front-point rule of a Pareto-mode study
 RELEASED = "released_trial"  # the number of the released trial
 CLAIM = "release_claim"  # which worker exports which trial

@@ -24,7 +24,8 @@ def _print_table(tuned) -> None:  # noqa: ANN001
         return
     frame["released"] = frame["released"].map({True: "<== released", False: ""})
     cols = ["number", "state", "synthesizer", "utility", "m", "loss", "feasible"]
-    if frame["refused"].any():  # feasible as scored, failed in full at release (tuner.release)
+    # feasible as scored, failed in full at release (tuner.release.export)
+    if frame["refused"].any():
         frame["refused"] = frame["refused"].map({True: "refused", False: ""})
         cols.append("refused")
     cols += ["front"] if "front" in frame else []  # Pareto mode: the feasible front
@@ -45,10 +46,11 @@ def _print_membership_warning(study) -> None:  # noqa: ANN001
 
 
 def _print_release_summary(folder: Path) -> None:
-    """The release's summary block (:func:`tuner.summary.summary`, the top of its report)."""
+    """The release's summary block (:func:`tuner.release.summary.summary`, the top of its
+    report)."""
     import json
 
-    from tuner.summary import summary
+    from tuner.release.summary import summary
 
     lines = summary(json.loads((folder / "manifest.json").read_text(encoding="utf-8")))
     print(f"\n{lines[0]}\n" + "\n".join(f"  {line}" for line in lines[1:]))
@@ -57,7 +59,7 @@ def _print_release_summary(folder: Path) -> None:
 def _summary(cfg, ctx, release_dir: Path | None, note: str = "") -> None:  # noqa: ANN001
     from sqlalchemy.engine import make_url
 
-    from tuner.tracking import is_remote, ui_command
+    from tuner.search.tracking import is_remote, ui_command
 
     out = cfg.study.output.resolve()
     storage = ctx.storage_url
@@ -82,7 +84,7 @@ def _summary(cfg, ctx, release_dir: Path | None, note: str = "") -> None:  # noq
 
 def _run(cfg, *, progress: bool) -> int:  # noqa: ANN001
     from tuner.api import start
-    from tuner.release import NoFeasibleTrial, export, release_note
+    from tuner.release.export import NoFeasibleTrial, export, release_note
 
     mode = (f"; Pareto mode (maximise U, minimise M), release pick "
             f"{cfg.study.pareto_pick!r}" if cfg.study.mode == "pareto" else "")
@@ -182,8 +184,8 @@ def _check_study(tuned, args) -> None:  # noqa: ANN001
     import optuna
 
     from tuner.config import ConfigError
-    from tuner.database import shown as _shown
-    from tuner.storage import storage
+    from tuner.search.database import shown as _shown
+    from tuner.search.storage import storage
 
     key = "--study" if getattr(args, "study", None) else "study.name"
     url = tuned.storage_url
@@ -285,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from tuner.api import load, load_config
     from tuner.config import ConfigError
-    from tuner.release import NoFeasibleTrial
+    from tuner.release.export import NoFeasibleTrial
 
     try:
         if args.command in ("run", "demo"):

@@ -16,54 +16,16 @@ from typing import Any
 from scipy import stats
 
 from tuner import measures
+from tuner.config_sections import AuditConfig, DataConfig, StudyConfig, UtilityConfig
 from tuner.config_values import ConfigError, raise_all, section, table
-from tuner.families import SYNTHESIZERS
-from tuner.pareto import PICK_RULES
-from tuner.spaces import narrow
+from tuner.synthesis.families import SYNTHESIZERS
+from tuner.synthesis.spaces import narrow
 
 UTILITY_METRICS = ("quality_report", "hellinger", "efficacy")
 DEVICES = ("cpu", "cuda")
 MODES = ("single", "pareto")
+PICK_RULES = ("utility", "loss", "risk")  # which front point a Pareto study releases
 
-
-
-@dataclasses.dataclass(frozen=True)
-class DataConfig:
-    path: Path
-    population_size: int
-    population_note: str = ""
-    columns: tuple[str, ...] | None = None
-    header_names: tuple[str, ...] | None = None  # names for a CSV without a header row
-    missing_values: tuple[str, ...] = ()  # strings read as missing (e.g. "?" in UCI files)
-    quasi_identifiers: tuple[str, ...] | None = None
-    train_fraction: float = 0.5
-    # the sealed audit set (DESIGN 13): read only at release; the holdout is what is left
-    audit_fraction: float = 0.2
-    stratify: str | None = None
-    missing_codes: dict[str, tuple[Any, ...]] | None = None  # per column, e.g. {income = [-8]}
-    identifiers: tuple[str, ...] = ()  # direct identifiers: dropped before anything else
-    keep_unique: tuple[str, ...] = ()  # unique-per-record columns that are not identifiers
-
-
-@dataclasses.dataclass(frozen=True)
-class StudyConfig:
-    name: str = "risk-tuner"
-    synthesizers: tuple[str, ...] = ("gaussian_copula", "cart")
-    n_trials: int = 20
-    timeout: float | None = None
-    seed: int = 0
-    workers: int = 1
-    output: Path = Path("runs")
-    storage: str | None = None
-    mlflow_uri: str | None = None
-    device: str = "cpu"
-    sample_size: int | None = None
-    # partial synthesis (tuner.partial): the columns to synthesise; None: every column
-    synthesize: tuple[str, ...] | None = None
-    synthetic_sets: int = 1  # m released sets per trial (Reiter 2003), partial synthesis only
-    # "single": minimise the risk-utility loss; "pareto": maximise U and minimise M (pareto.py)
-    mode: str = "single"
-    pareto_pick: str = "utility"  # the rule that picks the release from the front (pareto.py)
 
 
 class RiskConfig(Mapping[str, Any]):
@@ -114,27 +76,6 @@ class RiskConfig(Mapping[str, Any]):
 
 
 AUDIT_DESIGNS = ("auto", "per_target", "shared")
-
-
-@dataclasses.dataclass(frozen=True)
-class AuditConfig:
-    """The ``[audit]`` section: the release audit (DESIGN 13, :mod:`tuner.audit`)."""
-
-    enabled: bool = True
-    targets: int = 20  # K most vulnerable training records
-    shadows: int = 100  # R shadow runs per target, half with it
-    shadow_size: int = 1000  # records per shadow table (the holdout's size when smaller)
-    design: str = "auto"  # per_target when it fits in max_minutes, else shared
-    jobs: int = 0  # processes for the refits; 0: every core of this machine
-    tpr_limit: float = 0.05  # upper 95 % bound of the pooled TPR at 1 % FPR must not exceed it
-    max_minutes: float = 30.0
-    required: bool = True  # an audit that cannot run in max_minutes stops the release
-
-
-@dataclasses.dataclass(frozen=True)
-class UtilityConfig:
-    metric: str = "quality_report"
-    target: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -305,15 +246,15 @@ def data_problems(cfg: Config, columns: list[str], n_rows: int) -> list[str]:
         errors.append(f"study.synthesize names every column {columns}; leave it out to "
                       "synthesise them all, or name the columns to synthesise")
     dropped = set(d.identifiers)
-    for key, cols in named.items():
+    for option, cols in named.items():
         unknown = [c for c in cols if c not in columns]
         gone = [c for c in unknown if c in dropped]
         if gone:
-            errors.append(f"{key} names column(s) {gone} that data.identifiers declares direct "
+            errors.append(f"{option} names column(s) {gone} that data.identifiers declares direct "
                           "identifiers, which are dropped before anything else: an intruder's "
                           "key or a target must be a column the release keeps")
         if unknown := [c for c in unknown if c not in dropped]:
-            errors.append(f"{key} names column(s) {unknown} that the data do not have; the "
+            errors.append(f"{option} names column(s) {unknown} that the data do not have; the "
                           f"data's columns are {columns}")
     qis = list(d.quasi_identifiers) if d.quasi_identifiers else columns
     h = cfg.risk.get("hamming_threshold", 0)

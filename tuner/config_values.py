@@ -20,6 +20,12 @@ class ConfigError(InputError):
     """A configuration file is malformed; the message names the key and the problem."""
 
 
+def key(default: Any = dataclasses.MISSING, *, help: str) -> Any:  # noqa: A002
+    """A config key: its default (none: required) and one line of help, which the config
+    reference (``docs/config.md``, :mod:`tuner.config_reference`) prints."""
+    return dataclasses.field(default=default, metadata={"help": help})
+
+
 def kind_of(annotation: str) -> str:
     """The option kind of a dataclass field's (string) annotation."""
     if "Path" in annotation:

@@ -34,7 +34,8 @@ def risk_utility(trials: pd.DataFrame, *, threshold: float = 0.2,
                  front: tuple[int, ...] = (), released: int | None = None) -> Figure:
     """U against M for every completed trial, the M = threshold line, feasible trials filled.
 
-    Pareto mode (:mod:`tuner.pareto`): ``front`` (trial numbers of the feasible front) is drawn
+    Pareto mode (:mod:`tuner.search.pareto`): ``front`` (trial numbers of the feasible front) is
+    drawn
     as a staircase through its points and ``released`` (a trial number) is ringed.
     """
     fig, ax = figure(figsize=(6.5, 4.5))

@@ -21,8 +21,8 @@ import numpy as np
 import risk
 from experiments.datasets import read_adult as load_adult
 from experiments.reporting import write_section
-from tuner.synthesizers import synthesize
-from tuner.utility import hellinger, quality_report
+from tuner.scoring import hellinger, quality_report
+from tuner.synthesis import synthesize
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -229,7 +229,7 @@ def can_fake_hosts() -> bool:
 def _measure(server: str, mlflow_uri: str, workers: int, trials: int, work: Path) -> dict:
     import optuna
 
-    from tuner.storage import storage
+    from tuner.search import open_storage as storage
 
     name = f"bench-{workers}"
     url = create_database(server, f"bench_{workers}")
@@ -278,8 +278,8 @@ def _empty_trials(url: str, name: str, n: int, budget: int) -> None:
     tuner's trials do (heartbeat, budget slot, parameters, attributes, constraints)."""
     import optuna
 
-    from tuner.budget import Budget, claim_slot
-    from tuner.storage import storage
+    from tuner.search import Budget, claim_slot
+    from tuner.search import open_storage as storage
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.load_study(study_name=name, storage=storage(url))
@@ -304,7 +304,7 @@ def _storage_rate(server: str, processes: int, per_process: int) -> dict:
 
     import optuna
 
-    from tuner.storage import storage
+    from tuner.search import open_storage as storage
 
     name = f"empty-{processes}"
     url = create_database(server, f"empty_{processes}")

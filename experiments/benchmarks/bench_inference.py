@@ -41,8 +41,8 @@ import risk
 from experiments.datasets import read_adult
 from experiments.reporting import markdown_table, timed, write_section
 from tuner import config
-from tuner.context import prepare
-from tuner.synthesizers import synthesize
+from tuner.search import prepare
+from tuner.synthesis import synthesize
 
 KEYS = ["age", "sex", "race", "marital_status", "education", "native_country"]
 TARGET = "income"

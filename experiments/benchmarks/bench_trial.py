@@ -25,12 +25,11 @@ import pandas as pd
 
 from experiments.datasets import read_adult
 from experiments.reporting import markdown_table, timed, write_section
-from tuner import categorical, config, measures
-from tuner.context import Context, prepare
-from tuner.evaluation import score, utility_score
-from tuner.families import SYNTHESIZERS
-from tuner.measures.gate import removed_by_gate
-from tuner.synthesizers import synthesize
+from tuner import config, measures
+from tuner.measures import removed_by_gate
+from tuner.scoring import coded_frames, score, utility_score
+from tuner.search import Context, prepare
+from tuner.synthesis import SYNTHESIZERS, synthesize
 
 KEYS = ["age", "sex", "race", "marital_status", "education", "native_country"]
 PARAMS = {"gaussian_copula": {"default_distribution": "norm"},
@@ -93,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         def gate(sampled: pd.DataFrame = syn.synthetic) -> tuple[pd.DataFrame, ...]:
             # as a trial scores: categorical copies of the text columns (the real side once
             # per study, the synthetic data every trial), then the gate's replicated uniques
-            train, holdout, coded = categorical.coded(ctx.split, sampled)
+            train, holdout, coded = coded_frames(ctx.split, sampled)
             gone = removed_by_gate(train, coded, cfg.risk.replicated_uniques)
             return train, holdout, coded, gone
 

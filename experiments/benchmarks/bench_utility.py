@@ -27,8 +27,8 @@ from scipy import stats
 
 from experiments.datasets import read_adult
 from experiments.reporting import markdown_table, write_section
-from tuner.synthesizers import synthesize
-from tuner.utility import quality_report
+from tuner.scoring import quality_report
+from tuner.synthesis import synthesize
 
 SETS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("gaussian_copula", {"default_distribution": "norm"}),

@@ -11,24 +11,24 @@ n/N, seed and synthesiser setting:
 
 * **The trial, exactly as the tuner runs it.** Draw the custodian's sample of n = round(f N)
   people. Split it with :func:`tuner.data.split` (``train_fraction`` 0.5, the tuner's default)
-  at the study's split seed ``derive(study_seed, 0)`` (:func:`tuner.context.prepare`); fit on
-  the training part with :func:`tuner.synthesizers.synthesize` at the trial's seed
-  ``derive(study_seed, 2, trial_number)`` (:mod:`tuner.objective`), sampling ``n_train``
-  records; apply the gate's default policy (replicated uniques removed,
-  :func:`tuner.measures.gate.remove_replicated_uniques`) and compute the measures through the
-  tuner's own registry (:data:`tuner.measures.MEASURES`: ``membership`` with
+  at the study's split seed ``derive(study_seed, 0)`` (:func:`tuner.search.context.prepare`);
+  fit on the training part with :func:`tuner.synthesis.synthesizers.synthesize` at the trial's seed
+  ``derive(study_seed, 2, trial_number)`` (:mod:`tuner.search.objective`), sampling ``n_train``
+  records; apply the gate's default policy (replicated uniques removed) and compute the
+  measures through the tuner's own registry (:data:`tuner.measures.MEASURES`: ``membership`` with
   ``population_size = N``, so ``t = n_train / N``; ``copies``; ``dcr``; ``disclosure`` for
   synthpop's repU), each from a :class:`tuner.measures.Inputs` built as
-  :func:`tuner.evaluation.score` builds it. Hamming thresholds h = 0 (the tuner's default) and
-  h = 2; quasi-identifiers every column (the tuner's default) and, to map where M goes blind,
+  :func:`tuner.scoring.evaluation.score` builds it. Hamming thresholds h = 0 (the tuner's default)
+  and h = 2; quasi-identifiers every column (the tuner's default) and, to map where M goes blind,
   synthpop's six keys (age, workclass, education, marital_status, race, sex).
 * **The truth** for the released data: ``validate.ground_truth``'s attack on the population,
   non-members drawn from outside the sample (:func:`tuner_truth.true_attack`).
 
-Settings: every family of :data:`tuner.families.SYNTHESIZERS` (CART at ``min_samples_leaf`` 1, 2
-and its default 5; the neural ones at 30 epochs, batch 500, on ``--heavy-seeds`` seeds and
-n/N <= 0.15 only: at n/N = 0.5 one CTGAN fit takes 3 minutes on 2 shared cores) and four
-copiers (:func:`tuner_truth.copier`): ``copy``, ``nearcopy``, ``copy10``, ``nearcopy10``.
+Settings: every family of :data:`tuner.synthesis.families.SYNTHESIZERS` (CART at
+``min_samples_leaf`` 1, 2 and its default 5; the neural ones at 30 epochs, batch 500, on
+``--heavy-seeds`` seeds and n/N <= 0.15 only: at n/N = 0.5 one CTGAN fit takes 3 minutes on 2
+shared cores) and four copiers (:func:`tuner_truth.copier`): ``copy``, ``nearcopy``,
+``copy10``, ``nearcopy10``.
 
 Every seed derives from one base seed (``--seed``, default 2022) through
 :func:`tuner.seeding.derive`. Run from the repository root (``../shared/data`` beside it)::
@@ -73,9 +73,9 @@ from experiments.reporting import append_rows
 from risk.membership import DEFAULT_ATTACK_CAP
 from tuner import measures
 from tuner.data import split
-from tuner.measures.gate import remove_replicated_uniques
+from tuner.measures import remove_replicated_uniques
 from tuner.seeding import derive
-from tuner.synthesizers import synthesize
+from tuner.synthesis import synthesize
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "results"

@@ -49,7 +49,7 @@ from experiments.reporting import append_rows
 from risk.membership import DEFAULT_ATTACK_CAP, scores_from_counts
 from tuner.data import split
 from tuner.seeding import derive
-from tuner.synthesizers import synthesize
+from tuner.synthesis import synthesize
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "results"

@@ -39,7 +39,7 @@ import pandas as pd
 
 from experiments.reporting import markdown_table
 from tuner import config as tuner_config
-from tuner.families import SYNTHESIZERS
+from tuner.synthesis import SYNTHESIZERS
 
 HERE = Path(__file__).resolve().parent
 CONFIG = HERE / "acs_partial.toml"
@@ -115,9 +115,9 @@ def load_frame(base: tuner_config.Config, plan: Plan) -> tuple[tuner_config.Conf
 
 def run_studies(plan: Plan, runs: Path, *, progress: bool = True) -> dict[str, Any]:
     """Run (or resume) each family's study and export its release; what the rest needs."""
-    from tuner.context import prepare
-    from tuner.release import NoFeasibleTrial, export
-    from tuner.study import run_study
+    from tuner.release import NoFeasibleTrial
+    from tuner.release import export_release as export
+    from tuner.search import prepare, run_study
 
     base, frame, positions = load_frame(tuner_config.load(CONFIG), plan)
     out: dict[str, Any] = {"uris": {}, "released": {}, "cfg": base, "frame": frame}
@@ -166,7 +166,7 @@ def collect(uris: dict[str, str]) -> pd.DataFrame:
 def _scores(train: pd.DataFrame, sets: list[pd.DataFrame], known: list[str],
             synthesized: list[str]) -> dict[str, float]:
     import risk
-    from tuner.utility import quality_report
+    from tuner.scoring import quality_report
 
     ident = risk.identification_risk(train, sets, known=known, synthesized=synthesized)
     return {"U": float(np.mean([quality_report(train, s) for s in sets])),

@@ -34,11 +34,9 @@ from experiments.datasets import read_acs_sample, read_adult
 from experiments.release_audit.summary import summarise
 from experiments.reporting import append_rows
 from tuner.api import load_config, start
-from tuner.audit import ReleasedFamily
-from tuner.audit_set import audit_set_check, winners_curse
-from tuner.context import prepare
-from tuner.evaluation import UnusableSynthesis, evaluate
-from tuner.objective import trial_params
+from tuner.release import ReleasedFamily, audit_set_check, winners_curse
+from tuner.scoring import UnusableSynthesis, evaluate
+from tuner.search import prepare, trial_params
 from tuner.seeding import derive
 
 HERE = Path(__file__).resolve().parent

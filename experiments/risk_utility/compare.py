@@ -36,7 +36,7 @@ import pandas as pd
 
 from experiments.reporting import markdown_table
 from tuner import config as tuner_config
-from tuner.families import SYNTHESIZERS
+from tuner.synthesis import SYNTHESIZERS
 
 HERE = Path(__file__).resolve().parent
 DATASETS = {"adult": HERE / "adult.toml", "acs": HERE / "acs.toml"}
@@ -92,9 +92,8 @@ def family_config(base: tuner_config.Config, dataset: str, family: str, plan: Pl
 
 def run_studies(plan: Plan, runs: Path, *, progress: bool = True) -> dict[str, str]:
     """Run (or resume) every study of the plan; return the MLflow URI of each dataset."""
-    from tuner.context import prepare
     from tuner.data import read_table
-    from tuner.study import run_study
+    from tuner.search import prepare, run_study
 
     uris = {}
     for dataset in plan.datasets:
@@ -246,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from experiments.datasets import DatasetMissing
     from tuner.quiet import quiet_libraries
-    from tuner.tracking import ui_command
+    from tuner.search import ui_command
 
     quiet_libraries()
     plan = Plan(datasets=tuple(args.datasets), families=tuple(args.families),

@@ -22,8 +22,8 @@ import pandas as pd
 
 from experiments.tuner_benchmark.holdout import Target, tstr_auc, unseen
 from experiments.tuner_benchmark.methods import THREADS
-from tuner.context import Context
-from tuner.evaluation import evaluate
+from tuner.scoring import evaluate
+from tuner.search import Context
 
 
 def in_budget(rows: pd.DataFrame, budget: float) -> pd.DataFrame:

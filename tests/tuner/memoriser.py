@@ -11,8 +11,8 @@ from typing import Any
 import pandas as pd
 
 import risk
-from tuner.cart import CARTSynthesizer
-from tuner.families import _SPECS, SynthesizerSpec
+from tuner.synthesis.cart import CARTSynthesizer
+from tuner.synthesis.families import _SPECS, SynthesizerSpec
 
 COPIES = 3
 

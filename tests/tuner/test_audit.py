@@ -15,15 +15,16 @@ import tuner
 from tests.data import load_adult
 from tests.tuner.conftest import write_config
 from tests.tuner.memoriser import SPEC as MEMORISER
-from tuner import config, families
+from tuner import config
 from tuner.config import ConfigError
-from tuner.context import prepare
 from tuner.data import Split, split
-from tuner.evaluation import evaluate
-from tuner.recreate import NoFeasibleTrial
-from tuner.storage import DataChanged, open_study
-from tuner.stored_split import SPLIT_ATTR
-from tuner.trials import rejected
+from tuner.release.recreate import NoFeasibleTrial
+from tuner.scoring.evaluation import evaluate
+from tuner.search.context import prepare
+from tuner.search.storage import DataChanged, open_study
+from tuner.search.stored_split import SPLIT_ATTR
+from tuner.search.trials import rejected
+from tuner.synthesis import families
 
 
 def test_the_audit_set_leaves_the_training_records_as_they_were():

@@ -8,9 +8,9 @@ import pytest
 from sdv.utils import load_synthesizer
 
 import risk
-from tuner.cart import CARTSynthesizer
 from tuner.data import TABLE, metadata_for
-from tuner.synthesizers import synthesize
+from tuner.synthesis.cart import CARTSynthesizer
+from tuner.synthesis.synthesizers import synthesize
 
 
 @pytest.fixture(scope="module")

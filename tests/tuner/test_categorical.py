@@ -1,4 +1,5 @@
-"""The measures' categorical copies (tuner.categorical) change no number and lose no value."""
+"""The measures' categorical copies (tuner.scoring.categorical) change no number and lose no
+value."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ import pandas as pd
 import pytest
 
 from tests.data import _or_skip, require
-from tuner import categorical, config, measures
-from tuner.context import prepare
-from tuner.evaluation import score
+from tuner import config, measures
 from tuner.measures.gate import remove_replicated_uniques, removed_by_gate
-from tuner.synthesizers import synthesize
+from tuner.scoring import categorical
+from tuner.scoring.evaluation import score
+from tuner.search.context import prepare
+from tuner.synthesis.synthesizers import synthesize
 
 
 def _cfg(frame: pd.DataFrame, keys: list[str], target: str):

@@ -34,7 +34,7 @@ from experiments.benchmarks.bench_distributed import (
     study_config,
     worker_command,
 )
-from tuner.budget import FINISHED, interrupted_numbers, uncounted_numbers
+from tuner.search.budget import FINISHED, interrupted_numbers, uncounted_numbers
 
 pytestmark = pytest.mark.slow
 
@@ -63,8 +63,8 @@ def servers(tmp_path_factory):
 RACE = """
 import sys, time
 from pathlib import Path
-from tuner.storage import storage
-from tuner.tracking import Tracker
+from tuner.search.storage import storage
+from tuner.search.tracking import Tracker
 url, uri, folder, me, n = sys.argv[1:]
 Path(folder, f"ready.{me}").touch()  # imports done: go when every process is ready
 while len(list(Path(folder).glob("ready.*"))) < int(n):
@@ -116,7 +116,7 @@ def test_three_workers_on_postgres_and_mlflow_server_one_killed(servers, tmp_pat
     from mlflow.tracking import MlflowClient
 
     from tuner.cli import main
-    from tuner.storage import storage
+    from tuner.search.storage import storage
 
     server, uri = servers
     url = create_database(server, "study")
@@ -214,10 +214,10 @@ def test_release_claim_and_worker_slots_on_the_local_default(tmp_path):
 
     from tests.tuner.conftest import write_config
     from tuner import config
-    from tuner.context import prepare
-    from tuner.release import export, release_note
-    from tuner.storage import open_stores
-    from tuner.study import run_study
+    from tuner.release.export import export, release_note
+    from tuner.search.context import prepare
+    from tuner.search.storage import open_stores
+    from tuner.search.study import run_study
 
     cfg = config.load(write_config(tmp_path, n_trials=2, synthesizers=("cart",)))
     ctx = prepare(cfg)

@@ -1,4 +1,5 @@
-"""The differentially private families MST and AIM (tuner/dp.py, tuner/dp_mechanisms.py)."""
+"""The differentially private families MST and AIM (tuner/synthesis/dp.py,
+tuner/synthesis/dp_mechanisms.py)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tuner import dp
 from tuner.data import metadata_for
-from tuner.dp_mechanisms import cdp_delta, cdp_rho
-from tuner.families import SYNTHESIZERS
-from tuner.synthesizers import build, synthesize
+from tuner.synthesis import dp
+from tuner.synthesis.dp_mechanisms import cdp_delta, cdp_rho
+from tuner.synthesis.families import SYNTHESIZERS
+from tuner.synthesis.synthesizers import build, synthesize
 
 needs_dp = pytest.mark.skipif(
     importlib.util.find_spec("mbi") is None,
@@ -98,7 +99,7 @@ def _frame(n=300, seed=0):
 @needs_dp
 @pytest.mark.parametrize("name", ["mst", "aim"])
 def test_spends_its_budget_and_no_more(name):
-    from tuner import dp_mechanisms as mech
+    from tuner.synthesis import dp_mechanisms as mech
 
     frame = _frame()
     disc = dp.Discretiser(8).fit(frame)
@@ -112,7 +113,7 @@ def test_spends_its_budget_and_no_more(name):
 
 @needs_dp
 def test_mst_merges_values_it_did_not_see():
-    from tuner import dp_mechanisms as mech
+    from tuner.synthesis import dp_mechanisms as mech
 
     rng = np.random.default_rng(1)
     n = 400
@@ -147,7 +148,7 @@ def _identity(*sizes):
 
 
 def test_merged_code_is_drawn_among_the_merged_values():
-    from tuner.dp_mechanisms import Fitted
+    from tuner.synthesis.dp_mechanisms import Fitted
 
     codes = {"c0": np.array([0, 1, 2, 3] + [4] * 400)}  # 4: the merged cell of values 4, 5
     fitted = Fitted(_Fixed(codes), 0.0, [], {"c0": np.array([4, 5])})

@@ -11,9 +11,9 @@ from tests.tuner.conftest import write_config
 from tuner import cli
 from tuner.config import ConfigError
 from tuner.errors import InputError, TunerError
-from tuner.evaluation import UnusableSynthesis
-from tuner.recreate import NoFeasibleTrial, ReleaseRejected
-from tuner.storage import DataChanged, ModeChanged
+from tuner.release.recreate import NoFeasibleTrial, ReleaseRejected
+from tuner.scoring.evaluation import UnusableSynthesis
+from tuner.search.storage import DataChanged, ModeChanged
 
 
 def test_every_expected_error_has_one_base_and_bad_input_is_a_value_error():
@@ -48,7 +48,7 @@ def test_an_internal_error_in_the_release_path_is_a_traceback(released, monkeypa
                                                               exc):
     # a bare ValueError used to be said as bad input (exit 2, one line, no traceback): a bug
     # must reach the user as Python's traceback (the console script then exits 1)
-    monkeypatch.setattr("tuner.release.release_audit", _raising(exc))
+    monkeypatch.setattr("tuner.release.export.release_audit", _raising(exc))
     with pytest.raises(type(exc)) as caught:
         cli.main(["release", str(released)])
     assert caught.value is exc
@@ -60,7 +60,7 @@ def test_an_internal_error_in_the_release_path_is_a_traceback(released, monkeypa
                          ids=["InputError", "RiskInputError"])
 def test_bad_input_met_in_the_release_path_is_one_line_with_exit_2(released, monkeypatch,
                                                                    capsys, exc):
-    monkeypatch.setattr("tuner.release.release_audit", _raising(exc))
+    monkeypatch.setattr("tuner.release.export.release_audit", _raising(exc))
     assert cli.main(["release", str(released)]) == 2
     err = capsys.readouterr().err
     assert err.strip() == f"error: {exc}" and "Traceback" not in err
@@ -70,9 +70,9 @@ def test_a_bug_in_a_process_exits_1_with_a_traceback(released, tmp_path):
     import subprocess
     import sys
 
-    code = ("import sys, tuner.release, tuner.cli\n"
+    code = ("import sys, tuner.release.export, tuner.cli\n"
             "def broken(*a, **k):\n    raise ValueError('broken invariant')\n"
-            "tuner.release.release_audit = broken\n"
+            "tuner.release.export.release_audit = broken\n"
             f"sys.exit(tuner.cli.main(['release', {str(released)!r}]))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300)

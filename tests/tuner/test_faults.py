@@ -26,7 +26,7 @@ from optuna.trial import TrialState
 
 import tuner
 from tests.tuner.conftest import write_config
-from tuner.budget import interrupted_numbers
+from tuner.search.budget import interrupted_numbers
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,8 +11,8 @@ import risk
 import tuner.measures.membership as membership_measure
 from tests.data import _or_skip
 from tuner import config
-from tuner.context import prepare
-from tuner.evaluation import score
+from tuner.scoring.evaluation import score
+from tuner.search.context import prepare
 
 SIX_KEYS = ["age", "workclass", "education", "marital_status", "race", "sex"]
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tuner.pareto import Point, front_mask, pick
+from tuner.search.pareto import Point, front_mask, pick
 
 
 def _slow_front(u, m):

@@ -13,13 +13,13 @@ import risk
 from tests.data import load_acs
 from tests.tuner.conftest import write_config
 from tuner import config, measures
-from tuner.cart import CARTSynthesizer
-from tuner.context import prepare
 from tuner.data import TABLE, metadata_for
-from tuner.evaluation import evaluate
-from tuner.families import SYNTHESIZERS
 from tuner.measures.identification import PartialInputs
-from tuner.partial import (
+from tuner.scoring.evaluation import evaluate
+from tuner.search.context import prepare
+from tuner.synthesis.cart import CARTSynthesizer
+from tuner.synthesis.families import SYNTHESIZERS
+from tuner.synthesis.partial import (
     PartialSynthesisError,
     conditioning_problem,
     reject_sample,

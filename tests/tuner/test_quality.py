@@ -1,4 +1,5 @@
-"""tuner.quality against SDMetrics' own Quality Report: the same scores, column by column and pair
+"""tuner.scoring.quality against SDMetrics' own Quality Report: the same scores, column by column
+and pair
 by pair, on the shared data sets (a real CTGAN release of Adult among them) and on random frames."""
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from hypothesis import strategies as st
 
 from tests.data import load_acs, load_ce, require
 from tuner.data import sdtype
-from tuner.quality import QualityReport, QualityScores, quality_scores
-from tuner.utility import _quality, quality_report
+from tuner.scoring.quality import QualityReport, QualityScores, quality_scores
+from tuner.scoring.utility import _quality, quality_report
 
 TOL = 1e-12
 

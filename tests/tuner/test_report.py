@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tuner import plots, report
+from tuner import plots
+from tuner.release import report
 
 RARE = "zz-rare-value"  # occurs once in the training data: must never be drawn
 CATEGORIES = ("red-cat", "blue-cat", "green-cat", "grey-cat", RARE)

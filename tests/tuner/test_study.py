@@ -18,24 +18,24 @@ from mlflow.tracking import MlflowClient
 from optuna.trial import TrialState
 
 import risk
-import tuner.evaluation as evaluation_module
+import tuner.scoring.evaluation as evaluation_module
 from tests.tuner.conftest import write_config
 from tuner import config
-from tuner.budget import (
+from tuner.cli import main
+from tuner.data import read_builtin
+from tuner.release.export import NoFeasibleTrial, export
+from tuner.search.budget import (
     budget_used,
     claim_slot,
     interrupted_numbers,
     record_interrupted,
     uncounted_numbers,
 )
-from tuner.cli import main
-from tuner.context import prepare
-from tuner.data import read_builtin
-from tuner.families import SYNTHESIZERS
-from tuner.release import NoFeasibleTrial, export
-from tuner.storage import open_study
-from tuner.study import run_study
-from tuner.trials import best_feasible, is_feasible, rejected, trials_frame
+from tuner.search.context import prepare
+from tuner.search.storage import open_study
+from tuner.search.study import run_study
+from tuner.search.trials import best_feasible, is_feasible, rejected, trials_frame
+from tuner.synthesis.families import SYNTHESIZERS
 
 pytestmark = pytest.mark.slow
 
@@ -314,8 +314,8 @@ def test_release_scores_dcr_in_full_and_refuses_a_trial_that_fails_then(tmp_path
     # data that are not the trial's, or limits changed since, stop the export and refuse nothing
     import dataclasses
 
-    from tuner.evaluation import Evaluation
     from tuner.measures import gate
+    from tuner.scoring.evaluation import Evaluation
 
     path = write_config(tmp_path, n_trials=4, synthesizers=("cart",))
     cfg = config.load(path)

@@ -8,8 +8,8 @@ import html
 
 import pytest
 
-from tuner import report
-from tuner.summary import TITLE, WIDTH, summary
+from tuner.release import report
+from tuner.release.summary import TITLE, WIDTH, summary
 
 
 def _manifest(**changes) -> dict:

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from tuner.data import metadata_for, read_builtin, sdtype
-from tuner.quality import quality_scores
-from tuner.utility import _quality, efficacy, hellinger, quality_breakdown, quality_report
+from tuner.scoring.quality import quality_scores
+from tuner.scoring.utility import _quality, efficacy, hellinger, quality_breakdown, quality_report
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,7 +57,7 @@ def test_quality_report_prefers_faithful_data(frames):
 
 
 def _datetime_halves() -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A datetime column (SDMetrics scores it: tuner.quality does not), related numbers, a
+    """A datetime column (SDMetrics scores it: tuner.scoring.quality does not), related numbers, a
     category and a boolean."""
     rng = np.random.default_rng(3)
     n = 400
@@ -106,7 +106,8 @@ def test_breakdown_is_that_of_the_deprecated_single_table_report(halves):
 
 
 def test_breakdown_agrees_with_the_fast_report():
-    """Independent of the deprecated class: the breakdown is tuner.quality's, pair by pair."""
+    """Independent of the deprecated class: the breakdown is tuner.scoring.quality's, pair by
+    pair."""
     real, synthetic = _fair_halves()
     breakdown = quality_breakdown(real, synthetic)
     ours = quality_scores(real, synthetic, {c: sdtype(real[c]) for c in real.columns})
@@ -127,7 +128,7 @@ def test_importing_and_a_breakdown_raise_no_sdmetrics_future_warning():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             from tuner.data import read_builtin
-            from tuner.utility import quality_breakdown
+            from tuner.scoring.utility import quality_breakdown
             fair = read_builtin("builtin:fair").iloc[:400]
             quality_breakdown(fair.iloc[:200], fair.iloc[200:].reset_index(drop=True))
         bad = [f"{w.filename}: {w.message}" for w in caught

@@ -30,6 +30,7 @@ from tuner.measures.base import (
     Outcome,
     ReportRow,
 )
+from tuner.measures.gate import remove_replicated_uniques, removed_by_gate
 
 MEASURES: Mapping[str, MeasureSpec] = MappingProxyType(
     {m.name: m for m in (*membership.SPECS, *gate.SPECS, *attribute.SPECS,
@@ -121,4 +122,4 @@ def check(opts: Mapping[str, Any]) -> list[str]:
 
 __all__ = ["MEASURES", "Bound", "Inputs", "MeasureSpec", "Option", "Outcome", "ReportRow",
            "bound_of", "check", "column_options", "constraint_result", "enabled", "margin_then",
-           "options", "sampled_constraint"]
+           "options", "sampled_constraint", "remove_replicated_uniques", "removed_by_gate"]

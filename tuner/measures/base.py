@@ -104,10 +104,10 @@ class MeasureSpec:
     report: Callable[[str, risk.Result, Mapping[str, Any]], list[ReportRow]] | None = None
     checks: Callable[[Mapping[str, Any]], list[str]] | None = None
     # a trial estimates it on a sample of the synthetic records, the release on every one: a
-    # trial whose data then fail it is refused at release (tuner.recreate.ReleaseRejected)
+    # trial whose data then fail it is refused at release (tuner.release.recreate.ReleaseRejected)
     sampled: bool = False
     # it compares the training records with the holdout (a train-minus-holdout difference, M's
-    # non-members): recomputed on the sealed audit set at release (tuner.audit_set)
+    # non-members): recomputed on the sealed audit set at release (tuner.release.audit_set)
     reads_holdout: bool = True
 
     def flat_metrics(self, outcome: Outcome) -> dict[str, float]:

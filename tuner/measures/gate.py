@@ -133,7 +133,7 @@ def _dcr(inp: Inputs) -> Outcome:
     # a trial: exact nearest neighbours of a seeded sample of the synthetic records, the share
     # an estimate with its interval at a quarter of the cost on 20,000 rows (the bench_trial
     # block of experiments/benchmarks/RESULTS.md); the release: every record, and a trial whose
-    # data fail then is refused (tuner.recreate.ReleaseRejected) and the next best one tried
+    # data fail then is refused (tuner.release.recreate.ReleaseRejected) and the next best one tried
     result = risk.distance_to_closest_record(
         inp.train, inp.as_sampled, holdout=inp.holdout,
         max_synthetic=None if inp.release else DCR_SAMPLE, random_state=inp.seed)

@@ -97,7 +97,8 @@ def radii(options: Mapping[str, Any], frame: pd.DataFrame) -> dict[str, float] |
 def identification_options(options: Mapping[str, Any], train: pd.DataFrame,
                            quasi_identifiers: Sequence[str] | None) -> dict[str, Any]:
     """The keyword arguments of :func:`risk.identification_risk` a study's options give: the
-    same intruder and matching for the release and for the sealed audit set (tuner.audit_set)."""
+    same intruder and matching for the release and for the sealed audit set
+    (tuner.release.audit_set)."""
     return dict(known=known_columns(options, list(train.columns), quasi_identifiers),
                 synthesized=list(synthesized(options)), radius=radii(options, train),
                 relative_radius=bool(options["identification_relative_radius"]),

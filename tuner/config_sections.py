@@ -1,0 +1,94 @@
+"""The config's plain sections as dataclasses: ``[data]``, ``[study]``, ``[audit]``,
+``[utility]``, each key with its default and one line of help (:func:`tuner.config_values.key`;
+the config reference, ``docs/config.md``, prints them). ``[risk]`` comes from the measure
+registry and ``[space.FAMILY]`` from the synthesiser registry (:mod:`tuner.config`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from tuner.config_values import key
+
+
+@dataclasses.dataclass(frozen=True)
+class DataConfig:
+    """The ``[data]`` section: the table, what an intruder may know, and the split."""
+
+    path: Path = key(help="the table: a CSV (.csv, .data, .test, .txt) or Parquet file, relative "
+                          "to the config's folder; or builtin:adult, builtin:fair")
+    population_size: int = key(help="N, the people the table was drawn from (M's t = n_train / N);"
+                                    " at least the table's records")
+    population_note: str = key("", help="where N comes from, shown in the report")
+    columns: tuple[str, ...] | None = key(None, help="the columns to use (default: every one)")
+    header_names: tuple[str, ...] | None = key(
+        None, help="names for a CSV without a header row (UCI's adult.data)")
+    missing_values: tuple[str, ...] = key((), help='extra strings read as missing, e.g. ["?"]')
+    quasi_identifiers: tuple[str, ...] | None = key(
+        None, help="what an intruder may know of a person, for M (default: every column)")
+    train_fraction: float = key(0.5, help="share of the records the synthesisers are fitted on")
+    audit_fraction: float = key(
+        0.2, help="share sealed for the release audit, read at release only (0: none); the "
+                  "holdout is what is left")
+    stratify: str | None = key(None, help="a column the split keeps the shares of")
+    missing_codes: dict[str, tuple[Any, ...]] | None = key(
+        None, help="per column, codes read as missing, e.g. {income = [-8]} (SD2011)")
+    identifiers: tuple[str, ...] = key((), help="direct identifiers: dropped before anything else")
+    keep_unique: tuple[str, ...] = key(
+        (), help="unique-per-record columns that are not identifiers (else refused)")
+
+
+@dataclasses.dataclass(frozen=True)
+class StudyConfig:
+    """The ``[study]`` section: what is searched, how long, where it is stored."""
+
+    name: str = key("risk-tuner", help="the study's name in Optuna and MLflow")
+    synthesizers: tuple[str, ...] = key(("gaussian_copula", "cart"),
+                                        help="families searched (see [space.FAMILY] below)")
+    n_trials: int = key(20, help="trial budget, over every worker")
+    timeout: float | None = key(None, help="seconds after which no trial starts")
+    seed: int = key(0, help="the one seed everything derives from (split, samplers, fits)")
+    workers: int = key(1, help="worker processes on this machine")
+    output: Path = key(Path("runs"), help="output folder (study.db, mlflow.db, release/)")
+    storage: str | None = key(None, help="Optuna storage URL (default: SQLite in output); "
+                                         "postgresql://... for many machines")
+    mlflow_uri: str | None = key(None, help="MLflow tracking URI (default: SQLite in output)")
+    device: str = key("cpu", help='"cpu" or "cuda" for the neural families')
+    sample_size: int | None = key(None, help="synthetic records per trial (default: n_train)")
+    synthesize: tuple[str, ...] | None = key(
+        None, help="partial synthesis: the columns to synthesise (default: every column)")
+    synthetic_sets: int = key(1, help="m released sets per trial (Reiter 2003), partial "
+                                      "synthesis only")
+    mode: str = key("single", help='"single": minimise the risk-utility loss; "pareto": '
+                                   "maximise U and minimise M")
+    pareto_pick: str = key("utility", help='the front point released in Pareto mode: "utility",'
+                                           ' "loss" or "risk"')
+
+
+@dataclasses.dataclass(frozen=True)
+class AuditConfig:
+    """The ``[audit]`` section: the release audit (DESIGN 13, :mod:`tuner.release.audit`)."""
+
+    enabled: bool = key(True, help="run the membership audit at release")
+    targets: int = key(20, help="K: the most vulnerable training records attacked")
+    shadows: int = key(100, help="R: shadow tables per target, half with it (even)")
+    shadow_size: int = key(1000, help="records per shadow table (the holdout's size when "
+                                      "smaller)")
+    design: str = key("auto", help='"per_target", "shared", or "auto": per target when it fits '
+                                   "in max_minutes")
+    jobs: int = key(0, help="processes for the refits; 0: every core of this machine")
+    tpr_limit: float = key(0.05, help="the upper 95 % bound of the pooled TPR at 1 % FPR a "
+                                      "release may reach")
+    max_minutes: float = key(30.0, help="an audit estimated longer does not run")
+    required: bool = key(True, help="an audit that cannot run stops the release (false: "
+                                    "released marked not audited)")
+
+
+@dataclasses.dataclass(frozen=True)
+class UtilityConfig:
+    """The ``[utility]`` section: U, the utility the loss rewards."""
+
+    metric: str = key("quality_report", help='"quality_report" (SDMetrics), "hellinger" or '
+                                             '"efficacy" (TSTR)')
+    target: str | None = key(None, help="the column efficacy predicts")

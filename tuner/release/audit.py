@@ -1,0 +1,296 @@
+"""The release audit (DESIGN 13): the candidate's gate on the sealed audit set, then a
+per-record membership audit that knows the generator, before anything is written.
+
+1. :func:`tuner.release.audit_set.audit_set_check`: the gate's holdout-based constraints on records
+no
+   trial saw; a failure refuses the candidate.
+2. :func:`risk.membership_audit` with the released family and its tuned parameters as the
+   generator (:class:`ReleasedFamily`: fitted and sampled as a trial does, the gate's removal
+   of replicated uniques applied, so the intruder attacks what would be released): the
+   ``[audit] targets`` most vulnerable training records, ``shadows`` shadow tables each drawn
+   from the holdout (the intruder's auxiliary data; never the audit set). A candidate whose
+   upper 95 % bound of the pooled TPR at 1 % FPR exceeds ``tpr_limit`` is refused, and the next
+   best feasible trial is audited (:mod:`tuner.release.export`).
+
+Cost is shown before it is paid: one pilot fit is timed and the audit's time estimated for the
+per-target game (``targets x shadows`` fits) and the shared one (``shadows`` fits); with
+``design = "auto"`` the per-target game runs when it fits in ``max_minutes``, else the shared
+one, else none: then the release stops (``required = true``, exit 3, saying what to change) or
+goes out marked "not audited" (``required = false``). Fits run over ``jobs`` processes (every
+core by default). A finished audit is kept in the study (attribute ``audit:N``), so exporting
+the same trial again does not pay for it twice.
+
+Partial synthesis releases each training record's own row: membership is disclosed by design,
+so no membership audit runs there (identification risk is the measure; the report says so).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import os
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+import optuna
+import pandas as pd
+from tqdm import tqdm
+
+import risk
+from tuner import attrs
+from tuner.measures.gate import remove_replicated_uniques
+from tuner.release.audit_set import audit_set_check, refusal, winners_curse
+from tuner.release.recreate import NoFeasibleTrial, ReleaseRejected
+from tuner.scoring.evaluation import Evaluation
+from tuner.search.context import Context
+from tuner.seeding import derive
+from tuner.synthesis.synthesizers import synthesize
+
+AUDIT_PREFIX = attrs.AUDIT_PREFIX
+AUDIT_SEED = 13  # the component of the study seed that seeds the audit (DESIGN 13)
+DP_FAMILIES = ("mst", "aim")
+NEIGHBOURS = 5  # k of the vulnerability score (Meeus et al. 2023)
+
+
+@dataclasses.dataclass(frozen=True)
+class ReleasedFamily:
+    """``fit_sample`` for :func:`risk.membership_audit`: the released family, its tuned
+    parameters, one thread per fit, and the gate's removal of replicated uniques."""
+
+    name: str
+    params: dict[str, Any]
+    device: str
+    policy: str
+
+    def __call__(self, table: pd.DataFrame, seed: int) -> pd.DataFrame:
+        with warnings.catch_warnings():  # SDV's, hundreds of times over
+            warnings.simplefilter("ignore")
+            out = synthesize(self.name, self.params, table, seed=seed, device=self.device,
+                             threads=1, num_rows=len(table)).synthetic
+        return remove_replicated_uniques(table, out, self.policy)[0]
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What will run: the design, the fits, the processes and the estimated seconds."""
+
+    design: str | None  # None: nothing fits in max_minutes
+    fits: int
+    jobs: int
+    seconds: float
+    pilot_seconds: float
+    estimates: dict[str, float]
+
+
+def _targets(ctx: Context) -> int:
+    """``[audit] targets``, at most what the training records allow (each needs 5 others)."""
+    return max(1, min(ctx.cfg.audit.targets, len(ctx.split.train) - NEIGHBOURS - 1))
+
+
+def _jobs(ctx: Context) -> int:
+    return ctx.cfg.audit.jobs or os.cpu_count() or 1
+
+
+def plan(ctx: Context, family: ReleasedFamily, size: int, seed: int) -> Plan:
+    """Time one pilot fit of a shadow-sized table and choose the design (module docstring)."""
+    a, n_train = ctx.cfg.audit, len(ctx.split.train)
+    table = ctx.split.holdout.sample(size, random_state=seed).reset_index(drop=True)
+    start = time.perf_counter()
+    family(table, seed)
+    pilot = time.perf_counter() - start
+    jobs = _jobs(ctx)
+    fixed = 3.4e-8 * n_train ** 2 + 0.3 * _targets(ctx) + (5.0 if jobs > 1 else 0.0)
+    k = _targets(ctx)
+    estimates = {d: fixed + pilot * fits / min(jobs, fits) * 1.15 for d, fits in
+                 (("per_target", k * a.shadows), ("shared", a.shadows))}
+    budget = a.max_minutes * 60.0
+    if a.design != "auto":
+        design: str | None = a.design
+    else:
+        design = next((d for d in ("per_target", "shared") if estimates[d] <= budget), None)
+    fits = 0 if design is None else (k * a.shadows if design == "per_target" else a.shadows)
+    seconds = math.nan if design is None else estimates[design]
+    return Plan(design, fits, jobs, seconds, pilot, estimates)
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+
+
+def _key(ctx: Context, best: optuna.trial.FrozenTrial, design: str) -> str:
+    """What an audit's result depends on: the trial's data, the settings, the split."""
+    a = ctx.cfg.audit
+    text = json.dumps([best.user_attrs.get(attrs.DATA_SHA256), a.targets, a.shadows, a.shadow_size,
+                       design, ctx.fingerprint, ctx.split_record(), ctx.cfg.study.seed],
+                      default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _membership(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
+                ev: Evaluation) -> dict[str, Any]:
+    """The membership audit's figures (run, or kept from an earlier export of this trial)."""
+    a, cfg = ctx.cfg.audit, ctx.cfg
+    family = ReleasedFamily(ev.synthesizer, dict(ev.params), cfg.study.device,
+                            cfg.risk.replicated_uniques)
+    seed = derive(cfg.study.seed, AUDIT_SEED, best.number)
+    size = min(a.shadow_size, len(ctx.split.holdout))
+    chosen = plan(ctx, family, size, seed)
+    kept = study.user_attrs.get(f"{AUDIT_PREFIX}{best.number}")
+    if chosen.design and isinstance(kept, dict) and kept.get("key") == _key(ctx, best,
+                                                                            chosen.design):
+        print(f"audit: trial {best.number}'s membership audit from {kept['when']} is kept "
+              "(same data, settings and split)", flush=True)
+        return dict(kept["membership"])
+    if chosen.design is None:
+        why = (f"the membership audit of trial {best.number} ({ev.synthesizer}) would take "
+               f"about {_minutes(chosen.estimates['per_target'])} (per target) or "
+               f"{_minutes(chosen.estimates['shared'])} (shared) on {chosen.jobs} process(es), "
+               f"one fit {chosen.pilot_seconds:.2f} s: more than audit.max_minutes = "
+               f"{a.max_minutes:g}")
+        if a.required:
+            raise NoFeasibleTrial(
+                f"{why}. Nothing was released. Raise audit.max_minutes, use fewer "
+                "audit.shadows or a smaller audit.shadow_size, run on more cores "
+                "(audit.jobs), or set audit.required = false to release it marked as not "
+                "audited.")
+        return {"ran": False, "why": why}
+    print(f"audit: trial {best.number} ({ev.synthesizer}): {_targets(ctx)} most vulnerable "
+          f"training records x {a.shadows} shadow tables of {size:,} holdout records, "
+          f"{chosen.design.replace('_', ' ')} design: {chosen.fits:,} fits over "
+          f"{min(chosen.jobs, chosen.fits)} process(es); about {_minutes(chosen.seconds)} "
+          f"(one fit took {chosen.pilot_seconds:.2f} s)", flush=True)
+    # off with --no-progress, and where the output is not a terminal (a log file)
+    bar = tqdm(total=chosen.fits, desc="audit fits", unit="fit", dynamic_ncols=True,
+               disable=None if ctx.progress else True)
+
+    def progress(done: int, total: int) -> None:
+        bar.n = done
+        bar.refresh()
+
+    try:
+        res = risk.membership_audit(
+            ctx.split.train, ctx.split.holdout, family, targets=_targets(ctx),
+            shadows=a.shadows, shadow_size=size, design=chosen.design,
+            n_jobs=min(chosen.jobs, chosen.fits), progress=progress, random_state=seed)
+    finally:
+        bar.close()
+    out = _figures(res) | {"ran": True, "estimated_seconds": chosen.seconds,
+                           "pilot_fit_seconds": chosen.pilot_seconds,
+                           "jobs": min(chosen.jobs, chosen.fits)}
+    study.set_user_attr(f"{AUDIT_PREFIX}{best.number}", {
+        "key": _key(ctx, best, chosen.design), "membership": out,
+        "when": time.strftime("%Y-%m-%d %H:%M:%S")})
+    return out
+
+
+def _figures(res: risk.MembershipAuditResult) -> dict[str, Any]:
+    """Counts and scores only: no target's values or position."""
+    ci = res.tpr_at_1pct_interval
+    return {
+        "design": res.design, "targets": res.n_targets, "shadows": res.n_shadows,
+        "shadow_size": res.shadow_size, "fits": res.n_fits, "attacks": list(res.attacks),
+        "target_auc": [float(x) for x in res.target_auc],
+        "attack_auc": {k: [float(x) for x in v] for k, v in res.attack_auc.items()},
+        "selected_attack": list(res.selected_attack), "vulnerability": list(res.vulnerability),
+        "max_auc": res.max_auc, "median_auc": float(np.nanmedian(res.target_auc)),
+        "tpr_at_1pct": res.tpr_at_1pct, "tpr_at_1pct_interval": [ci.low, ci.high],
+        "fpr_at_1pct": res.fpr_at_1pct,
+        "tpr_at_10pct": res.tpr_at_10pct,
+        "tpr_at_10pct_interval": [res.tpr_at_10pct_interval.low,
+                                  res.tpr_at_10pct_interval.high],
+        "fpr_at_10pct": res.fpr_at_10pct, "epsilon_lower_bound": res.epsilon_lower_bound,
+        "member_runs": res.n_member_runs, "nonmember_runs": res.n_nonmember_runs,
+        "classifier_skipped": res.classifier_skipped, "seconds": res.seconds,
+        "seed": res.random_state, "auxiliary_records": res.n_reference,
+        "bandwidth": res.bandwidth,
+    }
+
+
+def _summary(verdict: str, check: dict[str, Any], mem: dict[str, Any], limit: float) -> str:
+    parts = []
+    if mem.get("ran"):
+        lo, hi = mem["tpr_at_1pct_interval"]
+        parts.append(
+            f"an intruder who knows the generator detected the {mem['targets']} most exposed "
+            f"people in {mem['tpr_at_1pct']:.1%} of the shadow releases trained on them, at a "
+            f"1% false-positive rate (95% interval "
+            f"{lo:.1%}-{hi:.1%}; limit {limit:.0%}); best per-target AUC "
+            f"{mem['max_auc']:.2f}, empirical epsilon >= {mem['epsilon_lower_bound']:.2f}")
+    elif mem.get("partial") and check.get("identification"):
+        ident = check["identification"]
+        members, others = ident["members"], ident["non_members"]
+        parts.append(
+            f"partial synthesis, so no membership audit (membership is disclosed by design); "
+            f"identification risk: an intruder matches {members['emr_share']:.1%} of the "
+            f"training records to their own released row (true match rate "
+            f"{members['tmr']:.1%}), and {others['emr_share']:.1%} of the audit records put "
+            f"through the same model ({others['tmr']:.1%})")
+    else:
+        parts.append(f"no membership audit ({mem.get('why', 'not run')})")
+    if check.get("available"):
+        parts.append(f"the gate holds on {check['n_audit']:,} records no trial saw" if not
+                     check["failed"] else "the gate fails on records no trial saw")
+    else:
+        parts.append("no sealed audit set")
+    return f"{verdict}: " + "; ".join(parts) + "."
+
+
+def release_audit(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
+                  ev: Evaluation) -> dict[str, Any]:
+    """The audit of the candidate ``best`` (module docstring); the manifest's ``audit`` entry.
+    Raises :class:`ReleaseRejected` when it fails (the next best trial is then audited)."""
+    a = ctx.cfg.audit
+    check = audit_set_check(ctx, ev, threads=int(best.user_attrs.get(attrs.THREADS, 1)))
+    if (why := refusal(check)) is not None:
+        raise ReleaseRejected(why)
+    if not a.enabled:
+        mem: dict[str, Any] = {"ran": False, "why": "disabled by audit.enabled = false"}
+    elif ctx.cfg.study.synthesize:
+        mem = {"ran": False, "partial": True,
+               "why": "partial synthesis: each released row is its own training record, so "
+                      "membership is disclosed by design; the audit is identification risk on "
+                      "the sealed audit set"}
+    else:
+        mem = _membership(ctx, study, best, ev)
+    if mem.get("ran") and mem["tpr_at_1pct_interval"][1] > a.tpr_limit:
+        lo, hi = mem["tpr_at_1pct_interval"]
+        raise ReleaseRejected(
+            f"membership audit: an intruder who knows the generator reaches a pooled TPR of "
+            f"{mem['tpr_at_1pct']:.3f} at 1% FPR on the {mem['targets']} most vulnerable "
+            f"training records (95% interval {lo:.3f}-{hi:.3f}: its upper end is above "
+            f"audit.tpr_limit = {a.tpr_limit}); best per-target AUC {mem['max_auc']:.2f}, "
+            f"epsilon >= {mem['epsilon_lower_bound']:.2f}")
+    # in partial synthesis the audit is the sealed set's check (identification risk included)
+    audited = mem.get("ran") or (mem.get("partial") and check.get("available"))
+    verdict = "passed" if audited else "not audited"
+    out: dict[str, Any] = {
+        "verdict": verdict, "summary": _summary(verdict, check, mem, a.tpr_limit),
+        "tpr_limit": a.tpr_limit, "audit_set": check, "membership": mem,
+        "winners_curse": winners_curse(check),
+        "intruder": {"knows": "the synthesiser family and its tuned parameters, the holdout "
+                              "records as auxiliary data, each target's whole record",
+                     "family": ev.synthesizer, "params": dict(ev.params),
+                     "auxiliary_records": len(ctx.split.holdout)},
+    }
+    if ev.synthesizer in DP_FAMILIES and "epsilon" in ev.params:
+        out["claimed_epsilon"] = float(ev.params["epsilon"])
+    return out
+
+
+def metrics(audit: dict[str, Any]) -> dict[str, float]:
+    """Flat numbers of the audit for the released trial's MLflow run."""
+    mem, out = audit["membership"], {}
+    if mem.get("ran"):
+        out |= {"audit.tpr_at_1pct": mem["tpr_at_1pct"],
+                "audit.tpr_at_1pct_upper": mem["tpr_at_1pct_interval"][1],
+                "audit.tpr_at_10pct": mem["tpr_at_10pct"], "audit.max_auc": mem["max_auc"],
+                "audit.epsilon_lower_bound": mem["epsilon_lower_bound"],
+                "audit.fits": float(mem["fits"]), "audit.seconds": mem["seconds"]}
+    for row in audit["audit_set"].get("rows", []):
+        if math.isfinite(row["audit_margin"]):
+            out[f"audit_set.{row['constraint']}"] = row["audit_margin"]
+    return out

@@ -1,0 +1,111 @@
+"""What every worker of a study needs, rebuilt identically in each process from the config."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from tuner.config import Config, ConfigError, data_problems, raise_all
+from tuner.data import Split, fingerprint, frame_problems, read_table, split
+from tuner.identifiers import drop_identifiers
+from tuner.measures import identification
+from tuner.search.stored_split import recorded_split
+from tuner.search.tracking import local_uri
+from tuner.seeding import derive
+from tuner.synthesis.families import SYNTHESIZERS
+from tuner.synthesis.partial import conditioning_problem
+
+
+@dataclasses.dataclass(frozen=True)
+class Context:
+    """The config, the data, the study's one split, and where the stores are."""
+
+    cfg: Config
+    frame: pd.DataFrame
+    split: Split
+    storage_url: str
+    mlflow_uri: str
+    fingerprint: str  # SHA-256 of the table, computed once
+    progress: bool = True  # progress bars on long work (the release audit); --no-progress: off
+
+    @property
+    def output(self) -> Path:
+        return self.cfg.study.output
+
+    def split_record(self) -> dict[str, Any]:
+        """How the data were split, as the study records it (:mod:`tuner.search.stored_split`)."""
+        d = self.cfg.data
+        return {"train_fraction": d.train_fraction, "stratify": d.stratify,
+                "audit_fraction": d.audit_fraction if self.split.has_audit else 0.0}
+
+
+def apply_missing_codes(frame: pd.DataFrame,
+                        codes: dict[str, tuple[object, ...]] | None) -> pd.DataFrame:
+    """Values that code "not applicable" or "refused" (SD2011's -8) read as missing, so that
+    they are neither synthesised as numbers nor matched as values."""
+    if not codes:
+        return frame
+    unknown = [c for c in codes if c not in frame.columns]
+    if unknown:
+        raise ConfigError(f"data.missing_codes names column(s) {unknown} that the data do not "
+                          f"have; the data's columns are {list(map(str, frame.columns))}")
+    out = frame.copy()
+    for col, values in codes.items():
+        out[col] = out[col].mask(out[col].isin(values))
+    return out
+
+
+def partial_problems(cfg: Config, frame: pd.DataFrame) -> list[str]:
+    """What partial synthesis (``study.synthesize``) cannot do with these data: a family that
+    conditions by rejection with a continuous kept column, identification risk without known
+    variables or a radius for continuous synthesised columns (before any trial)."""
+    if not cfg.study.synthesize:
+        return []
+    problems = [p for name in cfg.study.synthesizers
+                if (p := conditioning_problem(name, frame, cfg.study.synthesize))]
+    return problems + identification.data_problems(cfg.risk, frame, cfg.data.quasi_identifiers)
+
+
+def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
+    """Read the data, drop the declared identifiers (refusing undeclared ones), check the config
+    against the data and make the study's one seeded split."""
+    out = cfg.study.output
+    out.mkdir(parents=True, exist_ok=True)
+    if frame is None:
+        d = cfg.data
+        frame = read_table(d.path, list(d.columns) if d.columns else None,
+                           header_names=list(d.header_names) if d.header_names else None,
+                           missing_values=list(d.missing_values))
+    frame = apply_missing_codes(frame, cfg.data.missing_codes)
+    frame, warnings = drop_identifiers(cfg, frame)
+    for warning in warnings:
+        print(f"warning: {warning}")
+    problems = frame_problems(frame) + data_problems(cfg, list(map(str, frame.columns)),
+                                                     len(frame))
+    # a family whose optional dependencies are missing (mst, aim: the `dp` extra), before any
+    # trial rather than as every trial's failure (not at parse: `report DIR` needs no extra)
+    problems += [why for name in cfg.study.synthesizers
+                 if name in SYNTHESIZERS and (why := SYNTHESIZERS[name].missing())]
+    if not problems:
+        problems = partial_problems(cfg, frame)
+    raise_all(problems)
+    storage = cfg.study.storage or f"sqlite:///{(out / 'study.db').resolve()}"
+    recorded = recorded_split(storage, cfg.study.name)
+    audit = cfg.data.audit_fraction
+    if recorded is not None and recorded.get("legacy"):
+        audit = 0.0  # its trials were scored on every record not in training: kept
+        if cfg.data.audit_fraction:
+            print(f"note: study {cfg.study.name!r} was made before sealed audit sets: it keeps "
+                  "its holdout and has no audit set (its release says so); a new study gets "
+                  f"one (data.audit_fraction = {cfg.data.audit_fraction})")
+    sp = split(frame, train_fraction=cfg.data.train_fraction, seed=derive(cfg.study.seed, 0),
+               stratify=cfg.data.stratify, audit_fraction=audit)
+    a = cfg.audit
+    if a.enabled and sp.has_audit and a.targets > len(sp.train):
+        raise ConfigError(f"audit.targets = {a.targets} is more than the {len(sp.train)} "
+                          "training records; attack at most that many (the default is 20)")
+    return Context(cfg, frame, sp, storage, cfg.study.mlflow_uri or local_uri(out),
+                   fingerprint(frame))

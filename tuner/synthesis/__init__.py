@@ -1,0 +1,37 @@
+"""The synthesisers: what a trial fits and samples.
+
+The family registry (:data:`SYNTHESIZERS`, one :class:`SynthesizerSpec` each: SDV's Gaussian
+copula, CTGAN, TVAE and CopulaGAN, our sequential CART, the differentially private MST and AIM),
+their search spaces as data, building, fitting and sampling them seeded, and partial synthesis
+(the kept columns row by row, the synthesised ones drawn given them).
+Modules: ``families``, ``spaces``, ``synthesizers``, ``cart``, ``dp``, ``dp_mechanisms``,
+``partial``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# what this room offers, by the module that holds it ("module:name" where the name differs):
+# imported when first used (PEP 562), so that importing the room costs nothing
+_EXPORTS = {
+    "CARTSynthesizer": "cart",
+    "PartialSynthesis": "partial",
+    "SYNTHESIZERS": "families",
+    "SynthesizerSpec": "families",
+    "register": "families",
+    "synthesize": "synthesizers",
+    "synthesize_partial": "partial",
+    "unregister": "families",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        module, _, attr = _EXPORTS[name].partition(":")
+        return getattr(importlib.import_module(f"{__name__}.{module}"), attr or name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = sorted(_EXPORTS)

@@ -1,0 +1,85 @@
+"""Building, fitting and sampling the synthesisers of
+:data:`tuner.synthesis.families.SYNTHESIZERS`."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import joblib
+import pandas as pd
+
+from tuner.data import TABLE, metadata_for
+from tuner.seeding import seeded
+from tuner.synthesis.families import SYNTHESIZERS
+from tuner.synthesis.spaces import decode
+
+
+@dataclasses.dataclass(frozen=True)
+class Synthesis:
+    """Synthetic data and how long it took."""
+
+    synthetic: pd.DataFrame
+    fit_seconds: float
+    sample_seconds: float
+
+
+def build(name: str, params: dict[str, Any], frame: pd.DataFrame, *, seed: int,
+          device: str = "cpu", keep: Sequence[str] = ()) -> Any:
+    """A synthesiser ``name`` with decoded ``params`` for a table shaped like ``frame``;
+    ``keep``: the columns partial synthesis will give it (told to a family that takes them
+    before the fit, :attr:`tuner.synthesis.families.SynthesizerSpec.keep_argument`)."""
+    spec = SYNTHESIZERS[name]
+    kwargs = decode(params)
+    if spec.takes_device:
+        kwargs["enable_gpu"] = device == "cuda"
+    if spec.seed_argument:
+        kwargs[spec.seed_argument] = seed
+    if keep and spec.keep_argument:
+        kwargs[spec.keep_argument] = list(keep)
+    return spec.load()(metadata_for(frame), **kwargs)
+
+
+def synthesize(
+    name: str,
+    params: dict[str, Any],
+    train: pd.DataFrame,
+    *,
+    seed: int,
+    num_rows: int | None = None,
+    device: str = "cpu",
+    threads: int = 1,
+) -> Synthesis:
+    """Fit on ``train`` and sample ``num_rows`` (default ``len(train)``), reproducibly.
+
+    Fit runs with Python, NumPy and torch seeded from ``seed`` and torch limited to ``threads``
+    threads; sampling uses the synthesiser's own seeded generator. joblib runs sequentially
+    here (same data as its default process pool): CTGAN's data transformer calls
+    ``Parallel(n_jobs=-1)`` on tables over 500 rows, and that pool oversubscribes the cores
+    given to this worker and, in a spawned worker process, keeps it from exiting until the
+    pool's 300 s idle timeout. Threads are no alternative: the transforms seed NumPy's global
+    generator, and concurrent ones changed the synthetic data.
+    """
+    synth = build(name, params, train, seed=seed, device=device)
+    with fitted(synth, train, seed=seed, threads=threads) as fit_seconds:
+        start = time.perf_counter()
+        synthetic = synth.sample(num_rows or len(train))[TABLE]
+        sample_seconds = time.perf_counter() - start
+    return Synthesis(synthetic.reset_index(drop=True), fit_seconds, sample_seconds)
+
+
+@contextlib.contextmanager
+def fitted(synth: Any, train: pd.DataFrame, *, seed: int, threads: int) -> Iterator[float]:
+    """Fit ``synth`` on ``train`` reproducibly and yield the fit's seconds; sampling inside
+    the block is seeded too (the synthesiser's own generator set to ``seed``). Python, NumPy
+    and torch are seeded from ``seed``, torch limited to ``threads`` threads and joblib run
+    sequentially (see :func:`synthesize`)."""
+    with seeded(seed, threads=threads), joblib.parallel_config(backend="sequential"):
+        start = time.perf_counter()
+        synth.fit({TABLE: train})
+        fit_seconds = time.perf_counter() - start
+        synth._set_random_state(seed)  # SDV's own hook for the sampling generator
+        yield fit_seconds
