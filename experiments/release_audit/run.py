@@ -64,7 +64,10 @@ def _table(name: str, rows: int) -> pd.DataFrame:
     return frame.sample(min(rows, len(frame)), random_state=2026).reset_index(drop=True)
 
 
-def _config(name: str, work: Path, rows: int, **study: Any) -> Any:
+def _config(dataset: str, work: Path, rows: int, /, **study: Any) -> Any:
+    """The experiment's config of ``dataset``; ``study`` overrides ``[study]`` keys (``name``
+    included: the winner's-curse studies have names of their own)."""
+    name = dataset
     spec = DATASETS[name]
     path = work / f"{name}.csv"
     if not path.exists():
