@@ -70,12 +70,15 @@ def test_tune_then_load_from_the_folder_alone(csv_study, tmp_path, capsys):
 
 def test_tune_takes_a_dict_and_reports_no_release(tmp_path):
     raw = {"data": {"path": "builtin:fair", "population_size": 100_000},
-           "study": {"name": "d", "synthesizers": ["gaussian_copula"], "n_trials": 1,
+           "study": {"name": "d", "synthesizers": ["cart"], "n_trials": 1,
                      "output": str(tmp_path / "o")},
-           "risk": {"repeats": 5, "copy_limit": -1.0}, "utility": {"metric": "hellinger"},
+           # CART with leaves of one record copies training uniques, which "infeasible" refuses
+           "space": {"cart": {"min_samples_leaf": [1, 1], "max_depth": [0]}},
+           "risk": {"repeats": 5, "replicated_uniques": "infeasible"},
+           "utility": {"metric": "hellinger"},
            "audit": dict(TINY_AUDIT_KEYS)}
     study = tuner.tune(raw)
     assert study.released_trial is None and study.release_folder is None
     assert len(study.trials_frame()) == 1
-    with pytest.raises(tuner.api.NoFeasibleTrial, match="'copies' failed in 1/1"):
+    with pytest.raises(tuner.api.NoFeasibleTrial, match="'unique_copies' failed in 1/1"):
         study.release()

@@ -210,10 +210,13 @@ def test_two_invocations_started_together_share_one_study(tmp_path):
 
 
 def test_refuses_release_when_nothing_is_feasible(tmp_path, capsys):
-    path = write_config(tmp_path, n_trials=2, extra_risk="cap_limit = -1.0")
+    # CART with leaves of one record copies training uniques, which "infeasible" refuses
+    path = write_config(tmp_path, n_trials=2, synthesizers=("cart",),
+                        extra_risk='replicated_uniques = "infeasible"',
+                        extra="[space.cart]\nmin_samples_leaf = [1, 1]\nmax_depth = [0]\n")
     assert main(["run", str(path), "--no-progress"]) == 3
     err = capsys.readouterr().err
-    assert "NO RELEASE CANDIDATE" in err and "'cap.affairs' failed in 2/2" in err
+    assert "NO RELEASE CANDIDATE" in err and "'unique_copies' failed in 2/2" in err
     assert not (tmp_path / "out" / "release" / "manifest.json").exists()
     cfg = config.load(path)
     ctx = prepare(cfg)
@@ -345,7 +348,7 @@ def test_release_scores_dcr_in_full_and_refuses_a_trial_that_fails_then(tmp_path
     # limits changed since the study ran: the same data fail 'copies' (computed by a trial as
     # by the release) or, scored in full, pass DCR under the limit the trial ran with but not a
     # stricter one; the export stops and refuses nothing
-    for stricter, name in (("copy_limit = -1.0", "'copies'"), ("dcr_limit = -1.0", "'dcr'")):
+    for stricter, name in (("copy_limit = 0.0", "'copies'"), ("dcr_limit = 0.0", "'dcr'")):
         changed = config.load(write_config(tmp_path, n_trials=4, synthesizers=("cart",),
                                            extra_risk=stricter))
         with pytest.raises(NoFeasibleTrial, match=f"{name}.*were they changed since"):
