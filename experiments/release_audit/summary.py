@@ -42,7 +42,7 @@ def _curse(curse: pd.DataFrame) -> pd.DataFrame:
 def _figure(audits: pd.DataFrame, path: Path) -> None:
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(9, 0.35 * len(audits) + 1.5), layout="tight")
+    fig = Figure(figsize=(9, 0.35 * len(audits) + 2.0), layout="tight")
     ax = fig.subplots()
     labels = audits["dataset"] + " " + audits["generator"]
     y = np.arange(len(audits))
@@ -55,8 +55,9 @@ def _figure(audits: pd.DataFrame, path: Path) -> None:
     ax.axvline(0.01, color="grey", ls=":", lw=1, label="guessing (FPR 1 %)")
     ax.set_yticks(y, labels, fontsize=7)
     ax.set_xscale("symlog", linthresh=0.01)
+    ax.set_xlim(0, 1)  # a rate: nothing below 0 or above 1 to show
     ax.set_xlabel("pooled TPR at 1 % FPR, 95 % Clopper-Pearson (green: the gate passes it)")
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)
     fig.savefig(path, dpi=110)
 
 
