@@ -122,3 +122,27 @@ def test_a_bound_on_a_metric_the_measure_does_not_log_is_a_bug_said_at_once(part
     outcome = spec.compute(_inputs(cfg, sp, sp.audit, cfg.risk))
     with pytest.raises(RuntimeError, match="copies_diference.*copies_difference"):
         misspelt.constraints(outcome, cfg.risk)
+
+
+def test_every_synthesizer_space_is_narrowable_and_every_choice_decodes():
+    # the synthesiser registry checked as the measure registry is (each family fits and samples
+    # in tests/tuner/test_study.py::test_every_synthesizer_end_to_end..., enqueued from the
+    # registry itself)
+    from optuna.distributions import CategoricalDistribution
+
+    from tuner.synthesis import SYNTHESIZERS
+    from tuner.synthesis.spaces import decode, narrow
+
+    for name, spec in SYNTHESIZERS.items():
+        assert spec.summary and spec.space, name
+        assert narrow(name, None) == dict(spec.space)
+        for param, dist in spec.space.items():
+            if isinstance(dist, CategoricalDistribution):
+                for choice in dist.choices:
+                    decoded = decode({param: choice})[param]
+                    if isinstance(choice, str) and "x" in choice:  # layer widths "128x128"
+                        assert decoded == tuple(int(w) for w in choice.split("x")), choice
+                    elif param == "max_depth" and choice == 0:  # CART's "no limit"
+                        assert decoded is None
+                    else:
+                        assert decoded == choice, (name, param, choice)
