@@ -162,8 +162,12 @@ def _mid_trial(path: Path, out: Path, strike) -> tuple[tuple[str, str], str, str
     A strike that the trial survives (it finished its run normally: CPython loses a
     KeyboardInterrupt raised inside C code that clears errors, as ``hasattr`` does) is made
     again on a later trial, as a user presses Ctrl-C again."""
+    # Ctrl-C's default disposition in the child: a test run earlier in this process (joblib's
+    # workers, a server) can leave SIGINT ignored here, and an ignored signal is inherited, so
+    # the child's Python would never raise KeyboardInterrupt (every strike "lost")
     proc = subprocess.Popen([sys.executable, "-m", "tuner", "run", str(path), "--no-progress"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         run = None
         deadline = time.monotonic() + 300
