@@ -8,8 +8,7 @@ Modules: ``evaluation``, ``categorical``, ``utility``, ``quality``.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from tuner.lazy_exports import lazy_exports
 
 # what this room offers, by the module that holds it ("module:name" where the name differs):
 # imported when first used (PEP 562), so that importing the room costs nothing
@@ -25,11 +24,6 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        module, _, attr = _EXPORTS[name].partition(":")
-        return getattr(importlib.import_module(f"{__name__}.{module}"), attr or name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = sorted(_EXPORTS)

@@ -1,0 +1,20 @@
+"""A room's exports, imported on first use (PEP 562), so that importing a room costs nothing."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+def lazy_exports(package: str, exports: Mapping[str, str]) -> Callable[[str], Any]:
+    """The module ``__getattr__`` of ``package`` for ``exports``: name -> "module" (the name in
+    that module) or "module:attr" (another name there)."""
+
+    def __getattr__(name: str) -> Any:
+        if name in exports:
+            module, _, attr = exports[name].partition(":")
+            return getattr(importlib.import_module(f"{package}.{module}"), attr or name)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    return __getattr__
