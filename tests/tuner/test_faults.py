@@ -230,6 +230,29 @@ def test_ctrl_c_mid_trial_ends_the_trial_and_its_run(tmp_path):
     assert status[run[0]] == "KILLED" and "RUNNING" not in status.values(), status
 
 
+def test_a_ctrl_c_while_a_trials_run_is_opened_still_ends_that_run(tmp_path, monkeypatch):
+    # the window CI's strike once hit: the run exists and holds its parameters, but the
+    # interruption comes before its id reaches the objective; the run must not stay RUNNING
+    from tuner.search.tracking import Tracker
+
+    logged = Tracker.log
+
+    def log(self, run_id, **kwargs):
+        logged(self, run_id, **kwargs)
+        if "synthesizer" in (kwargs.get("params") or {}):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(Tracker, "log", log)
+    path = write_config(tmp_path, n_trials=2, synthesizers=("gaussian_copula",))
+    with pytest.raises(KeyboardInterrupt):
+        tuner.tune(path)
+    status = dict(_ro_query(tmp_path / "out" / "mlflow.db",
+                            "SELECT name, status FROM runs"))
+    assert status and "RUNNING" not in status.values(), status
+    trial = [name for name in status if name.startswith("trial-")]
+    assert len(trial) == 1 and status[trial[0]] == "KILLED", status
+
+
 def test_a_full_disk_mid_trial_fails_the_trial_and_its_run_in_one_line(tmp_path):
     # the disk fills (another program's filler) while a trial runs: the command says so in one
     # line and exits 1, and the trial is FAIL in Optuna and its MLflow run FAILED, not left

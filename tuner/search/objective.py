@@ -100,10 +100,19 @@ class TrackedObjective:
         except KeyboardInterrupt:  # Ctrl-C: Optuna fails the trial; its run is ended too
             with contextlib.suppress(Exception):
                 _cut_short(trial, "interrupted (Ctrl-C)")
-            if run is not None:
+            for opened in self._runs_of(trial, run):
                 with contextlib.suppress(Exception):
-                    self.tracker.end(run, "KILLED")
+                    self.tracker.end(opened, "KILLED")
             raise
+
+    def _runs_of(self, trial: Trial, run: str | None) -> list[str]:
+        """The run of ``trial``; when the interruption came while it was being opened (the id
+        never reached the caller), the runs this process opened for the trial and left open."""
+        if run is not None:
+            return [run]
+        with contextlib.suppress(Exception):
+            return self.tracker.open_runs_of_trial(trial.number)
+        return []
 
     def _start(self, trial: Trial) -> tuple[str, str, dict[str, Any]]:
         """Record who runs the trial, ask its parameters and open its MLflow run."""
@@ -155,12 +164,12 @@ class TrackedObjective:
                 _cut_short(trial, reason)
         with contextlib.suppress(Exception):  # on a fault this may fail too: Optuna still tells
             trial.set_user_attr(attrs.FAIL_REASON, reason)
-        if run is not None:
+        for opened in self._runs_of(trial, run):
             with contextlib.suppress(Exception):
-                self.tracker.log(run, tags={"state": "FAIL", "feasible": False,
-                                            "fail_reason": reason})
+                self.tracker.log(opened, tags={"state": "FAIL", "feasible": False,
+                                               "fail_reason": reason})
             with contextlib.suppress(Exception):
-                self.tracker.end(run, "FAILED")
+                self.tracker.end(opened, "FAILED")
 
     def raise_fault(self) -> None:
         """Raise the fault that stopped the study, if one did."""

@@ -297,6 +297,16 @@ class Tracker:
     def end(self, run_id: str, status: str = "FINISHED") -> None:
         self.client.set_terminated(run_id, status)
 
+    def open_runs_of_trial(self, number: int) -> list[str]:
+        """Ids of the runs of Optuna trial ``number`` that this process opened and has not
+        ended: what a Ctrl-C between ``create_run`` and the caller learning the id leaves."""
+        found = self.client.search_runs(
+            [self.experiment_id],
+            f"tags.optuna_trial = '{int(number)}' and attributes.status = 'RUNNING'")
+        mine = self._owner_tags()
+        return [run.info.run_id for run in found
+                if all(run.data.tags.get(k) == v for k, v in mine.items())]
+
     def fail_orphans(self) -> int:
         """Mark RUNNING runs whose owning process on this host is gone as FAILED."""
         host = socket.gethostname()
