@@ -3,6 +3,10 @@
 pandas DataFrames in, frozen result objects out (each with ``to_dict()`` for MLflow or JSON).
 Standalone: imports numpy, pandas, scipy and scikit-learn only, never SDV, Optuna or MLflow.
 
+Every formula is defined in the project's design page, ``docs/design.md``; docstrings cite its
+sections as "design §N". One vocabulary: ``train`` is the real frame a generator was fitted on,
+``keys`` what an intruder knows of a person (old names warn: :mod:`risk._renamed`).
+
 * :func:`membership_disclosure` - the partition method and its relative F1 "M"
   (El Emam, Mosquera & Fang, JAMIA Open 2022).
 * :func:`risk_utility_loss`, :func:`risk_utility_weight` - the same paper's loss.
@@ -19,7 +23,7 @@ Standalone: imports numpy, pandas, scipy and scikit-learn only, never SDV, Optun
 * :func:`attribute_inference` - ML attribute inference with before/after and holdout baselines.
 * :func:`identification_risk` - identification risk of partially synthetic data
   (Reiter & Mitra 2009).
-* :func:`hellinger_utility` - 1 - the multivariate Hellinger distance (a utility, DESIGN 7).
+* :func:`hellinger_utility` - 1 - the multivariate Hellinger distance (a utility, design §7).
 * :func:`membership_audit`, :func:`vulnerability` - the per-record membership audit that knows
   the generator: shadow games on the most vulnerable records (Stadler et al. 2022; Meeus et al.
   2023), TPR at low FPR and an empirical epsilon lower bound (Carlini et al. 2022; Jagielski

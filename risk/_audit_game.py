@@ -75,8 +75,10 @@ def plan_runs(plan: Plan, n_reference: int, seed: np.random.SeedSequence) -> lis
 
 def _table(run: Run, reference: pd.DataFrame, targets: pd.DataFrame) -> pd.DataFrame:
     """The run's shadow table, rows shuffled (so that no target sits at a known position)."""
-    table = pd.concat([reference.iloc[run.rows], targets.iloc[list(run.members)]],
-                      ignore_index=True)
+    parts = [reference.iloc[run.rows], targets.iloc[list(run.members)]]
+    # a part with no rows is left out: pandas would otherwise warn that it may one day change
+    # the joint dtypes because of it (an all-missing column among the targets, say)
+    table = pd.concat([part for part in parts if len(part)] or parts[:1], ignore_index=True)
     order = np.random.default_rng(run.seed).permutation(len(table))
     return table.iloc[order].reset_index(drop=True)
 

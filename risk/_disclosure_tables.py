@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from risk._disclosure_coding import _Variable
+from risk._renamed import renamed_field
 from risk._result import Result
 
 TABLES = ("original", "synthetic", "Dorig", "Dsyn", "iS", "DiS", "DiSCO", "DiSDiO")
@@ -130,7 +131,7 @@ class DisclosureResult(_SynthpopMeasures):
 
     check1: str
     check2: str
-    n_original: int
+    n_train: int
     n_sets: int
     keys: tuple[str, ...]
     target: str
@@ -145,6 +146,8 @@ class DisclosureResult(_SynthpopMeasures):
     thresh_1way: tuple[float, float]
     thresh_2way: tuple[float, float]
     per_set: tuple[DisclosureSetResult, ...]
+
+    n_original = renamed_field("n_original", "n_train")
 
 
 @dataclasses.dataclass(frozen=True)

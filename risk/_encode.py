@@ -2,7 +2,7 @@
 
 All risk measures compare records of different frames (real vs synthetic) on some columns.
 They do it on integer codes made *jointly* over all frames, so that equal values get equal codes
-whatever frame they come from. The rules (DESIGN section 3, step 3):
+whatever frame they come from. The rules (design §3, step 3):
 
 * numeric columns with more than ``numeric_bins`` distinct values (over all frames together)
   are cut into ``numeric_bins`` equal-width bins whose edges span the values of all frames

@@ -1,4 +1,4 @@
-"""The attack-set design of the partition method (DESIGN 3 steps 1-2, 9.1), for ``membership``.
+"""The attack-set design of the partition method (design §3 steps 1-2, 9.1), for ``membership``.
 
 The sampling fraction t, the size a of an attack set and its ``round(a t)`` members, whether
 that many members let M bind, and the threshold M is judged against.
@@ -14,7 +14,7 @@ from risk._validation import RiskInputError, check_fraction, check_positive_int
 
 DEFAULT_ATTACK_CAP = 10_000
 MIN_MEMBERS = 20
-"""Fewest members per attack set for M to bind (DESIGN 9.1: "fewer than ~20 members")."""
+"""Fewest members per attack set for M to bind (design §9.1: "fewer than ~20 members")."""
 
 
 def resolve_sampling_fraction(
@@ -65,7 +65,7 @@ def resolve_attack_size(requested: int | None, t: float, n_train: int, n_holdout
             )
         return a
     # k = floor(a t + 0.5) lies in (a t - 0.5, a t + 0.5], so no size above these bounds can
-    # fit; searching down from them finds the largest that does (DESIGN 3 step 2). (Bounds
+    # fit; searching down from them finds the largest that does (design §3 step 2). (Bounds
     # without the 0.5 stopped a few records short: 428 instead of 429 for 300/300 at t = 0.3;
     # and the bounds are floats: 1.5 / (1 - 0.95) rounds to 29.99..., though a = 30 fits at
     # n_holdout = 1, so the search starts two above them.)

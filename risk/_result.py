@@ -78,7 +78,7 @@ def percentile_interval(values: np.ndarray, level: float = 0.95) -> Interval:
 
 
 def safe_ratio(num: np.ndarray | float, den: np.ndarray | float) -> np.ndarray:
-    """``num / den`` elementwise, and 0 where ``den == 0`` (the convention of DESIGN 3.5)."""
+    """``num / den`` elementwise, and 0 where ``den == 0`` (the convention of design §3, step 5)."""
     num_a = np.asarray(num, dtype=float)
     den_a = np.asarray(den, dtype=float)
     out = np.zeros(np.broadcast(num_a, den_a).shape)

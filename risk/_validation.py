@@ -64,10 +64,10 @@ def check_frame(frame: Any, name: str, *, allow_empty: bool = False) -> pd.DataF
 
 
 _ROLE_ARGUMENTS = {
-    "quasi-identifier": "`quasi_identifiers`",
+    "quasi-identifier": "`keys`",
     "key/target": "`keys`/`target`",
     "compared": "`columns`",
-    "known/synthesized": "`known`/`synthesized`",
+    "keys/synthesized": "`keys`/`synthesized`",
 }
 
 

@@ -86,6 +86,10 @@ SHADOW_SIZE = 1_000
 
 FitSample = Callable[[pd.DataFrame, int], pd.DataFrame]
 
+# each shadow run is one fit of the generator: a million is past any budget, and numpy's
+# arrays of run labels would not hold many more
+MAX_SHADOWS = 1_000_000
+
 
 @dataclasses.dataclass(frozen=True)
 class MembershipAuditResult(Result):
@@ -215,7 +219,7 @@ def _check_options(train: pd.DataFrame, reference: pd.DataFrame, fit_sample: Any
     if len(train) < neighbours + 2:
         raise RiskInputError(f"`train` has {len(train)} records; the vulnerability score of a "
                              f"target needs `neighbours` = {neighbours} other records and more.")
-    shadows = check_positive_int(shadows, "shadows", minimum=8)
+    shadows = check_positive_int(shadows, "shadows", minimum=8, maximum=MAX_SHADOWS)
     if shadows % 2:
         raise RiskInputError(f"`shadows` must be even (half of the runs hold the target), but "
                              f"got shadows={shadows}.")

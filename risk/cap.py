@@ -18,7 +18,7 @@ synthetic records that share the key. References:
   synthpop's ``disclosure()``: DiSCO, the share of records whose key shows one target only
   (:func:`risk.disclosure.disclosure` reproduces all of synthpop's measures).
 
-Contract: DESIGN section 4. Everything is a vectorised join on integer codes.
+Contract: design §4. Everything is a vectorised join on integer codes.
 
 Relation to SDMetrics (``sdmetrics.single_table.privacy.cap``): CategoricalCAP =
 ``1 - cap_v2``, CategoricalZeroCAP = ``1 - cap_v1``, CategoricalGeneralizedCAP =
@@ -36,6 +36,7 @@ import pandas as pd
 
 from risk._encode import DEFAULT_NUMERIC_BINS, combine_many, encode, lookup_counts
 from risk._neighbors import nearest_target_counts
+from risk._renamed import renamed_arguments, renamed_field
 from risk._result import Interval, Result, safe_ratio, welch_interval
 from risk._validation import (
     RiskInputError,
@@ -127,7 +128,7 @@ class CAPResult(Result):
     holdout_cap_v2: float | None
     difference_v1: float | None
     difference_v2: float | None
-    n_original: int
+    n_train: int
     n_holdout: int | None
     n_sets: int
     keys: tuple[str, ...]
@@ -137,6 +138,8 @@ class CAPResult(Result):
     binned_columns: tuple[str, ...]
     per_set: tuple[CAPSetResult, ...]
     difference_v1_interval: Interval | None = None
+
+    n_original = renamed_field("n_original", "n_train")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -254,8 +257,9 @@ def _check_unmatched(value: object) -> float:
     return v
 
 
+@renamed_arguments(original="train")
 def cap_per_record(
-    original: pd.DataFrame,
+    train: pd.DataFrame,
     synthetic: pd.DataFrame,
     *,
     keys: Sequence[str] | str,
@@ -265,25 +269,26 @@ def cap_per_record(
     missing: str = "error",
     unmatched: float = 0.0,
 ) -> pd.Series:
-    """Individual CAP of each original record against ``synthetic`` (DESIGN 4).
+    """Individual CAP of each original record against ``synthetic`` (design §4).
 
     ``CAP_x(S) = #{s: K(s)=K(x), T(s)=T(x)} / #{s: K(s)=K(x)}`` (Elliot 2014); with
     ``matching="nearest"`` the synthetic records at the smallest Hamming distance on the keys
     take the place of the exact key matches (the DistanceCAP of Synthesized; SDMetrics'
     GeneralizedCAP). Records whose key has no match get ``unmatched`` (0 by the definition;
     pass ``numpy.nan`` to tell them apart; any other value must lie in [0, 1]). Aligned with
-    ``original``'s index.
+    ``train``'s index.
     """
     check_choice(matching, "matching", MATCHING)
     fill = _check_unmatched(unmatched)
-    frames = {"original": original, "synthetic": synthetic}
+    frames = {"train": train, "synthetic": synthetic}
     prep = _prepare(frames, keys, target, numeric_bins, missing)
     caps = _attribution(prep, 0, 1, matching).cap(fill)
-    return pd.Series(caps, index=original.index, name=f"cap_{target}")
+    return pd.Series(caps, index=train.index, name=f"cap_{target}")
 
 
+@renamed_arguments(original="train")
 def cap(
-    original: pd.DataFrame,
+    train: pd.DataFrame,
     synthetic: pd.DataFrame | Sequence[pd.DataFrame],
     *,
     keys: Sequence[str] | str,
@@ -293,11 +298,11 @@ def cap(
     numeric_bins: int | None = DEFAULT_NUMERIC_BINS,
     missing: str = "error",
 ) -> CAPResult:
-    """The CAP family of attribute-disclosure measures (DESIGN 4).
+    """The CAP family of attribute-disclosure measures (design §4).
 
     Parameters
     ----------
-    original:
+    train:
         The real records the synthetic data were made from (for a trained generator: the
         training records).
     synthetic:
@@ -312,7 +317,7 @@ def cap(
         Hamming distance on the keys.
     numeric_bins:
         Numeric keys/targets with more distinct values *in the original* are cut into this
-        many equal-width bins whose edges span the original's values (synthetic and holdout
+        many equal-width bins whose edges span the training values (synthetic and holdout
         values outside them fall into the end bins); ``None`` compares them exactly.
     missing:
         ``"error"`` (default) refuses missing keys/targets with a count per column;
@@ -320,7 +325,7 @@ def cap(
     """
     check_choice(matching, "matching", MATCHING)
     sets = as_synthetic_sets(synthetic)
-    frames = {"original": original}
+    frames = {"train": train}
     if holdout is not None:
         frames["holdout"] = holdout
     frames.update({f"synthetic[{i}]": s for i, s in enumerate(sets)})
@@ -348,7 +353,7 @@ def cap(
                 cap_v2=v2,
                 disco=disco,
                 disco_over_dis=disco_over_dis,
-                matched_share=n_matched / len(original),
+                matched_share=n_matched / len(train),
                 n_matched=n_matched,
                 n_synthetic=len(sets[i]),
                 protection_v1=1.0 - v1,
@@ -383,7 +388,7 @@ def cap(
         difference_v1_interval=welch_interval(
             np.mean([a for a, _ in per_record], axis=0),
             np.mean([b for _, b in per_record], axis=0)) if per_record else None,
-        n_original=len(original),
+        n_train=len(train),
         n_holdout=None if holdout is None else len(holdout),
         n_sets=len(sets),
         keys=tuple(prep.keys),

@@ -1,6 +1,6 @@
 """Exact copies of real records in synthetic data, and synthpop's replicated uniques.
 
-The gate of DESIGN 9.1: "the share of synthetic records equal to a train record on all released
+The gate of design §9.1: "the share of synthetic records equal to a train record on all released
 columns, against the same share for the holdout (chance copies); records equal to a record
 unique in train are never released under defaults".
 
@@ -27,7 +27,7 @@ categoricals by value. Datetimes compare to the nanosecond.
 moved by 1 %) is no exact copy, and passes every exact check. With ``numeric_bins`` the numeric
 (and datetime) columns with more than ``B`` distinct values among the *real* records (train and
 holdout) are cut into ``B`` equal-width bins spanning those real values, as the membership
-attack bins them (DESIGN 3, step 3), and records are compared on the bins; every other column
+attack bins them (design §3, step 3), and records are compared on the bins; every other column
 stays exact. The bins are fitted on the real records only, so that the synthetic data cannot
 move them. In the tuner's validation (``experiments/membership_validation``, finding 5) a
 generator copying 10 % of its records with one value nudged passed M, exact copies and the
@@ -63,7 +63,7 @@ from risk._validation import (
 
 @dataclasses.dataclass(frozen=True)
 class ExactCopiesResult(Result):
-    """Outcome of :func:`exact_copies` (DESIGN 9.1).
+    """Outcome of :func:`exact_copies` (design §9.1).
 
     Shares are of the ``n_synthetic`` synthetic records. ``train_share``: equal on all
     ``columns`` to some train record; ``holdout_share``: the same against the holdout (chance
@@ -288,7 +288,7 @@ def exact_copies(
     numeric_bins:
         ``None`` (default): exact values. An integer B counts *near copies*: numeric columns
         with more than B distinct real values are compared on B equal-width bins fitted on the
-        real records (train and holdout), as the membership attack bins them (DESIGN 3, step
+        real records (train and holdout), as the membership attack bins them (design §3, step
         3); see the module docstring.
 
     Computed by a hash join on joint integer codes of the raw values (see the module

@@ -1,6 +1,6 @@
 """Distance to closest record (DCR): are synthetic records closer to train than to holdout?
 
-The gate of DESIGN 9.1: "share of synthetic records closer to train than to holdout (ties
+The gate of design §9.1: "share of synthetic records closer to train than to holdout (ties
 half); about 0.5 when train and holdout are equally large and the generator is safe".
 
 Attacker: holds the released synthetic data and real records, and asks whether the synthetic
@@ -86,7 +86,7 @@ class DistanceSummary:
 
 @dataclasses.dataclass(frozen=True)
 class DCRResult(Result):
-    """Outcome of :func:`distance_to_closest_record` (DESIGN 9.1).
+    """Outcome of :func:`distance_to_closest_record` (design §9.1).
 
     ``share_closer_to_train``: share of the evaluated synthetic records whose closest train
     record is nearer than their closest holdout record, ties counting half; compare it with
@@ -195,7 +195,7 @@ def distance_to_closest_record(
     confidence: float = 0.95,
     random_state: int | None = None,
 ) -> DCRResult:
-    """Share of synthetic records closer to train than to holdout (DESIGN 9.1).
+    """Share of synthetic records closer to train than to holdout (design §9.1).
 
     Parameters
     ----------

@@ -95,6 +95,7 @@ from risk._disclosure_tables import (
     _Setup,
 )
 from risk._encode import combine_many
+from risk._renamed import renamed_arguments
 from risk._validation import (
     RiskInputError,
     as_synthetic_sets,
@@ -195,8 +196,9 @@ def _levels(value: Any) -> list[Any]:
 # ------------------------------------------------------------------------------ interface
 
 
+@renamed_arguments(original="train")
 def disclosure(
-    original: pd.DataFrame,
+    train: pd.DataFrame,
     synthetic: pd.DataFrame | Sequence[pd.DataFrame],
     *,
     keys: Sequence[str] | str,
@@ -223,9 +225,10 @@ def disclosure(
 
     Parameters
     ----------
-    original, synthetic:
-        The original data and one synthetic DataFrame or a list of m (each set is measured
-        against the original; the result holds each set and the means).
+    train, synthetic:
+        The real records the synthetic data were made from (synthpop's ``object$data``) and
+        one synthetic DataFrame or a list of m (each set is measured against ``train``;
+        the result holds each set and the means).
     keys, target:
         The intruder's key variables and the target they infer (not one of the keys).
     denom_lim, exclude_ov_denom_lim:
@@ -246,13 +249,13 @@ def disclosure(
         mapping; non-numeric keys are never grouped).
     cont_na:
         ``{column: [values]}``: special values of numeric columns kept out of the groups as
-        groups of their own (``cont.na``); each must occur in the original.
+        groups of their own (``cont.na``); each must occur in the training data.
     thresh_1way, thresh_2way:
         Thresholds (count, percent) of synthpop's 1-way and 2-way checks (``thresh_1way``,
         ``thresh_2way``), see :class:`OneWayCheck` and :class:`TwoWayCheck`.
     """
     sets = as_synthetic_sets(synthetic)
-    frames = {"original": original, **{f"synthetic[{i}]": s for i, s in enumerate(sets)}}
+    frames = {"train": train, **{f"synthetic[{i}]": s for i, s in enumerate(sets)}}
     given = check_column_list(keys, "keys")
     target = check_column_name(target, "target")
     if target in given:
@@ -271,9 +274,9 @@ def disclosure(
     na_flags = _per_key(use_keys_na, "use_keys_na", given, _flag("use_keys_na"), True)
     key_groups = _per_key(ngroups_keys, "ngroups_keys", given, _ngroups("ngroups_keys"), None)
     target_groups = _ngroups("ngroups_target")(ngroups_target)
-    specials = _check_cont_na(cont_na, original, [*given, target])
+    specials = _check_cont_na(cont_na, train, [*given, target])
 
-    ordered = [c for c in original.columns if c in given]  # synthpop's key order
+    ordered = [c for c in train.columns if c in given]  # synthpop's key order
     frame_list = list(frames.values())
 
     def variable(col: str, groups: int) -> _Variable:
@@ -310,7 +313,7 @@ def disclosure(
         **means,
         check1=f"Check  {target}  level  {flagged_1[-1].Level}" if flagged_1 else "",
         check2=f"{len(flagged_2[-1])} pairs need checks" if flagged_2 else "",
-        n_original=len(original),
+        n_train=len(train),
         n_sets=len(sets),
         keys=tuple(ordered),
         target=target,
@@ -328,22 +331,22 @@ def disclosure(
     )
 
 
-def _check_cont_na(cont_na: Any, original: pd.DataFrame, columns: list[str]) -> dict[str, list]:
+def _check_cont_na(cont_na: Any, train: pd.DataFrame, columns: list[str]) -> dict[str, list]:
     if cont_na is None:
         return {}
     if not isinstance(cont_na, Mapping):
         raise TypeError(f"`cont_na` must be a mapping {{column: [values]}}, but got {cont_na!r}.")
     out: dict[str, list] = {}
     for col, values in cont_na.items():
-        if col not in original.columns:
+        if col not in train.columns:
             raise RiskInputError(
-                f"`cont_na` names {col!r}, which is not a column of `original`."
+                f"`cont_na` names {col!r}, which is not a column of `train`."
             )
         vals = [v for v in _levels(values) if not pd.isna(v)]
-        absent = [v for v in vals if not (original[col] == v).any()]
+        absent = [v for v in vals if not (train[col] == v).any()]
         if absent:
             raise RiskInputError(
-                f"`cont_na` lists {absent!r} for {col!r}, but `original` has no such value."
+                f"`cont_na` lists {absent!r} for {col!r}, but `train` has no such value."
             )
         if col in columns:
             out[col] = vals

@@ -4,9 +4,9 @@ References: J. P. Reiter, R. Mitra, "Estimating risks of identification disclosu
 synthetic data", Journal of Privacy and Confidentiality 1(1), 2009 (the expected match risk, the
 true match rate and the false match rate); J. Hu, Data Confidentiality course (Vassar College,
 2020), lectures "Methods for Risk Evaluation 1 and 2", whose ACS example (m = 1 and m = 3)
-the tests reproduce. Contract: DESIGN section 6.
+the tests reproduce. Contract: design §6.
 
-Attacker: knows, for every target, the true values of the *known* (unsynthesised) variables and
+Attacker: knows, for every target, the true values of the key (unsynthesised) variables ``keys`` and
 of the *synthesised* variables, and matches them against the released rows. Row i of every
 released data set is original record i (rows are matched by position).
 
@@ -14,7 +14,7 @@ Matching: categorical values, known variables and synthesised variables without 
 be equal; a synthesised numeric variable with a radius matches when the released value lies
 *strictly* within the radius of the true value (``|released - true| < r``; with
 ``relative_radius=True``, ``r = radius * |true|``), or equals it exactly (so that a relative
-radius around a true 0 still matches a released 0). Hu's lecture code uses ``<=``; DESIGN 6
+radius around a true 0 still matches a released 0). Hu's lecture code uses ``<=``; design §6
 says strictly, and that is what is done here. A scalar ``radius`` applies to *every* numeric
 synthesised column, integer-coded categories included: pass a mapping to choose columns.
 """
@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from risk._encode import combine_many, encode, lookup_counts
+from risk._renamed import renamed_arguments, renamed_field
 from risk._result import Result
 from risk._validation import (
     RiskInputError,
@@ -70,12 +71,14 @@ class IdentificationResult(Result):
     unique_matches: float
     n_targets: int
     n_sets: int
-    known: tuple[str, ...]
+    keys: tuple[str, ...]
     synthesized: tuple[str, ...]
     radius: tuple[float, ...] | None
     radius_columns: tuple[str, ...]
     relative_radius: bool
     per_set: tuple[IdentificationSetResult, ...]
+
+    known = renamed_field("known", "keys")
 
 
 def _within(diff: np.ndarray, radii: np.ndarray) -> np.ndarray:
@@ -90,7 +93,7 @@ def match_counts(
     released_values: np.ndarray,
     radii: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """c_i and T_i of DESIGN 6 for every target i.
+    """c_i and T_i of design §6 for every target i.
 
     ``*_ids`` are exact-match ids (equal id = equal on every exactly matched variable);
     ``*_values`` are (n, q) numeric values matched within ``radii`` (n, q), strictly. With q = 0
@@ -126,8 +129,8 @@ def match_counts(
     return counts, own
 
 
-def summarise(c: np.ndarray, t: np.ndarray) -> IdentificationSetResult:
-    """The three summaries of Reiter & Mitra (2009) from c_i and T_i (DESIGN 6)."""
+def summarize(c: np.ndarray, t: np.ndarray) -> IdentificationSetResult:
+    """The three summaries of Reiter & Mitra (2009) from c_i and T_i (design §6)."""
     t = t.astype(bool)
     positive = c > 0
     expected = float(np.sum(t[positive] / c[positive]))
@@ -178,11 +181,12 @@ def _radius_map(
     return {c: float(r) for c, r in chosen.items()}
 
 
+@renamed_arguments(original="train", known="keys")
 def identification_risk(
-    original: pd.DataFrame,
+    train: pd.DataFrame,
     synthetic: pd.DataFrame | Sequence[pd.DataFrame],
     *,
-    known: Sequence[str] | str,
+    keys: Sequence[str] | str,
     synthesized: Sequence[str] | str,
     radius: float | Mapping[str, float] | None = None,
     relative_radius: bool = False,
@@ -192,13 +196,15 @@ def identification_risk(
 
     Parameters
     ----------
-    original:
-        The confidential data; every record is a target (N = len(original)).
+    train:
+        The confidential records (those the released rows were made from); every record is
+        a target (N = len(train)).
     synthetic:
-        One released data set or a list of m, each row-aligned with ``original``.
-    known, synthesized:
-        The intruder's known (unsynthesised) variables, and the synthesised variables whose true
-        values the intruder also holds.
+        One released data set or a list of m, each row-aligned with ``train``.
+    keys, synthesized:
+        What the intruder knows of every target: its values of the unsynthesised variables
+        ``keys``, and of the synthesised variables ``synthesized`` (the intruder holds their
+        true values too).
     radius:
         ``None``: every variable must match exactly. A number: radius of every numeric
         synthesised variable. A mapping: a radius per synthesised numeric column. Radii are
@@ -209,29 +215,29 @@ def identification_risk(
         ``"error"`` refuses missing values (with a count per column); ``"category"`` lets a
         missing value match a missing value exactly (never within a radius).
     """
-    check_frame(original, "original")
+    check_frame(train, "train")
     sets = as_synthetic_sets(synthetic)
     if not isinstance(relative_radius, (bool, np.bool_)):
         raise TypeError(f"`relative_radius` must be True or False, but got {relative_radius!r}.")
-    known_l = check_column_list(known, "known")
+    known_l = check_column_list(keys, "keys")
     synth_l = check_column_list(synthesized, "synthesized")
     overlap = sorted(set(known_l) & set(synth_l))
     if overlap:
-        raise RiskInputError(f"A column cannot be both known and synthesized: {overlap!r}.")
+        raise RiskInputError(f"A column cannot be both a key and synthesized: {overlap!r}.")
     check_choice(missing, "missing", ("error", "category"))
     cols = [*known_l, *synth_l]
-    frames = {"original": original}
+    frames = {"train": train}
     frames.update({f"synthetic[{i}]": s for i, s in enumerate(sets)})
     for name, frame in frames.items():
         check_frame(frame, name)
-        check_columns(frame, name, cols, "known/synthesized")
-        if len(frame) != len(original):
+        check_columns(frame, name, cols, "keys/synthesized")
+        if len(frame) != len(train):
             raise RiskInputError(
-                f"`{name}` must have one row per original record (row i is record i), but has "
-                f"{len(frame)} rows for {len(original)} original records."
+                f"`{name}` must have one row per training record (row i is record i), but has "
+                f"{len(frame)} rows for {len(train)} training records."
             )
         if missing == "error":
-            check_no_missing(frame, name, cols, "known/synthesized")
+            check_no_missing(frame, name, cols, "keys/synthesized")
     kinds = column_kinds(frames, cols)
     radii_by_col = _radius_map(radius, synth_l, kinds)
     exact_cols = [c for c in cols if c not in radii_by_col]
@@ -239,7 +245,7 @@ def identification_risk(
 
     enc = encode(list(frames.values()), exact_cols, kinds, numeric_bins=None)
     ids = combine_many(list(enc.codes), enc.cardinalities)
-    true_vals = original[near_cols].to_numpy(dtype=float)
+    true_vals = train[near_cols].to_numpy(dtype=float)
     base = np.array([radii_by_col[c] for c in near_cols], dtype=float)
     radii = np.abs(true_vals) * base if relative_radius else np.broadcast_to(base, true_vals.shape)
 
@@ -247,15 +253,15 @@ def identification_risk(
     for k, frame in enumerate(sets, start=1):
         released = frame[near_cols].to_numpy(dtype=float)
         c, t = match_counts(ids[0], ids[k], true_vals, released, radii)
-        per_set.append(summarise(c, t))
+        per_set.append(summarize(c, t))
     return IdentificationResult(
         expected_match_risk=float(np.mean([r.expected_match_risk for r in per_set])),
         true_match_rate=float(np.mean([r.true_match_rate for r in per_set])),
         false_match_rate=float(np.mean([r.false_match_rate for r in per_set])),
         unique_matches=float(np.mean([r.unique_matches for r in per_set])),
-        n_targets=len(original),
+        n_targets=len(train),
         n_sets=len(sets),
-        known=tuple(known_l),
+        keys=tuple(known_l),
         synthesized=tuple(synth_l),
         radius=tuple(base.tolist()) if near_cols else None,
         radius_columns=tuple(near_cols),

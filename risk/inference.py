@@ -3,7 +3,7 @@
 Attacker: trains a model on the synthetic data to predict a sensitive *target* from *key*
 variables they know about a person, then applies it to real records. References: J. Hu, Data
 Confidentiality course (Vassar College), attribute-risk lectures; Synthesized's
-``AttributeInferenceAttackML`` (synthesized-io/insight); contract DESIGN section 5.
+``AttributeInferenceAttackML`` (synthesized-io/insight); contract design §5.
 
 * Categorical target: accuracy on the real records. Baseline: always guessing the synthetic
   data's majority class (all an intruder without keys can learn from the release).
@@ -42,6 +42,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from risk._knn import ExactKNN
+from risk._renamed import renamed_arguments, renamed_field
 from risk._result import Interval, Result, newcombe_interval
 from risk._validation import (
     RiskInputError,
@@ -81,7 +82,7 @@ class InferenceResult(Result):
     median_relative_error: float | None
     tolerance: float | None
     zero_targets: int
-    n_original: int
+    n_train: int
     n_synthetic: int
     n_holdout: int | None
     keys: tuple[str, ...]
@@ -89,6 +90,8 @@ class InferenceResult(Result):
     estimator: str
     random_state: int
     difference_interval: Interval | None = None
+
+    n_original = renamed_field("n_original", "n_train")
 
 
 CODED_CATEGORY_LIMIT = 20
@@ -210,8 +213,9 @@ def _numeric_scores(y: np.ndarray, pred: np.ndarray, tol: float) -> tuple[float,
     return float(np.mean((pred.astype(float) - y) ** 2)), within
 
 
+@renamed_arguments(original="train")
 def attribute_inference(
-    original: pd.DataFrame,
+    train: pd.DataFrame,
     synthetic: pd.DataFrame,
     *,
     keys: Sequence[str] | str,
@@ -222,11 +226,11 @@ def attribute_inference(
     target_type: str | None = None,
     random_state: int | None = None,
 ) -> InferenceResult:
-    """ML attribute-inference risk of ``synthetic`` for ``original`` (DESIGN 5).
+    """ML attribute-inference risk of ``synthetic`` for ``train`` (design §5).
 
     Parameters
     ----------
-    original, synthetic:
+    train, synthetic:
         The real records under attack (the generator's training data) and the release.
     keys, target:
         Known predictors and the sensitive attribute; the target may not be a key.
@@ -249,16 +253,16 @@ def attribute_inference(
     Missing values in keys or target are refused with a count per column (impute first; there
     is no ``missing`` option here). So are infinite values, categorical columns that mix value
     types (scikit-learn's encoders cannot sort them), and, for the default estimator, fewer than
-    3 records in ``synthetic`` or ``original`` (k-NN needs k of them).
+    3 records in ``synthetic`` or ``train`` (k-NN needs k of them).
     Categorical keys make many records equidistant; k-NN breaks such ties by training-row order,
     so each estimator is fitted on its rows sorted by content and then shuffled with
     ``random_state``: ties are broken at random, and for a given seed the result does not
     depend on how the frames are sorted.
 
-    The default attack's predictions from the model trained on ``original`` are kept for reuse
-    (a few recent ones, keyed by the content of ``original``'s keys and target, the encoding and
+    The default attack's predictions from the model trained on ``train`` are kept for reuse
+    (a few recent ones, keyed by the content of ``train``'s keys and target, the encoding and
     the seed): a tuner scoring many synthetic data sets against one training split fits that
-    model once (DESIGN 5's ``risk_original_model``; same numbers as a fresh fit).
+    model once (design §5's ``risk_original_model``; same numbers as a fresh fit).
     """
     key_list = check_column_list(keys, "keys")
     target = check_column_name(target, "target")
@@ -268,7 +272,7 @@ def attribute_inference(
             f"keys={key_list!r}."
         )
     tol = check_fraction(tolerance, "tolerance", low=0.0, high=float("inf"))
-    frames = {"original": original, "synthetic": synthetic}
+    frames = {"train": train, "synthetic": synthetic}
     if holdout is not None:
         frames["holdout"] = holdout
     cols = [*key_list, target]
@@ -279,7 +283,7 @@ def attribute_inference(
     kinds = column_kinds(frames, cols)
     _check_categorical_types(frames, [c for c in cols if kinds[c] == "categorical"])
     if estimator is None:
-        for name in ("synthetic", "original"):
+        for name in ("synthetic", "train"):
             if len(frames[name]) < DEFAULT_NEIGHBOURS:
                 raise RiskInputError(
                     f"`{name}` has {len(frames[name])} row(s), fewer than the "
@@ -308,18 +312,18 @@ def attribute_inference(
                             n_neighbors=DEFAULT_NEIGHBOURS, regression=numeric)
         return Pipeline([("features", _features(key_list, numeric_keys)), ("model", clone(est))])
 
-    queries = [original] + ([holdout] if holdout is not None else [])
+    queries = [train] + ([holdout] if holdout is not None else [])
     preds = _fit_predict(pipeline(), synthetic, key_list, target, seed, *queries)
     cache_key = None
     if estimator is None:  # the default k-NN is deterministic: its answer can be reused
-        cache_key = (_content_hash(original[cols]), tuple(key_list), target, target_type,
+        cache_key = (_content_hash(train[cols]), tuple(key_list), target, target_type,
                      tuple(sorted(numeric_keys)), seed)
     pred_orig_model = _ORIGINAL_MODEL_CACHE.get(cache_key) if cache_key else None
     if pred_orig_model is None:
-        (pred_orig_model,) = _fit_predict(pipeline(), original, key_list, target, seed, original)
+        (pred_orig_model,) = _fit_predict(pipeline(), train, key_list, target, seed, train)
         if cache_key:
             _remember(cache_key, pred_orig_model)
-    y = original[target].to_numpy()
+    y = train[target].to_numpy()
 
     if numeric:
         y = y.astype(float)
@@ -370,8 +374,8 @@ def attribute_inference(
         holdout_risk=holdout_risk,
         difference=None if holdout_risk is None else risk - holdout_risk,
         difference_interval=None if holdout_risk is None else newcombe_interval(
-            risk, len(original), holdout_risk, len(holdout)),
-        n_original=len(original),
+            risk, len(train), holdout_risk, len(holdout)),
+        n_train=len(train),
         n_synthetic=len(synthetic),
         n_holdout=None if holdout is None else len(holdout),
         keys=tuple(key_list),

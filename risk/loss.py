@@ -1,4 +1,4 @@
-"""The risk-utility loss of El Emam, Mosquera & Fang (JAMIA Open 2022), DESIGN section 3.1.
+"""The risk-utility loss of El Emam, Mosquera & Fang (JAMIA Open 2022), design §3.1.
 
 ::
 
@@ -47,14 +47,14 @@ def max_floor(threshold: float = ACCEPTABLE_M) -> float:
     ``1 - 1 / (1 + exp(threshold - 1))``, or the published 0.31 if that is larger. The paper's
     own constant stays accepted at every threshold (the tuner passes its configured threshold
     with the default floor), although below 0.2 it lifts w just above the threshold over 1, by
-    at most 0.041 as the threshold nears 0 (2.6e-5 at 0.2, DESIGN 3.1)."""
+    at most 0.041 as the threshold nears 0 (2.6e-5 at 0.2, design §3.1)."""
     return max(PUBLISHED_FLOOR, 1.0 - 1.0 / (1.0 + math.exp(threshold - 1.0)))
 
 
 def risk_utility_weight(
     m: float, *, threshold: float = ACCEPTABLE_M, floor: float = PUBLISHED_FLOOR
 ) -> float:
-    """The weight w(M) of DESIGN 3.1 (El Emam et al. 2022): 1 up to ``threshold``, then
+    """The weight w(M) of design §3.1 (El Emam et al. 2022): 1 up to ``threshold``, then
     ``floor + 1 / (1 + exp(M - 1))``.
 
     ``m`` must be finite and at most 1 (M = 1 is a perfect adversary); negative values are
@@ -90,7 +90,7 @@ def risk_utility_loss(
     threshold: float = ACCEPTABLE_M,
     floor: float = PUBLISHED_FLOOR,
 ) -> RiskUtilityLoss:
-    """``loss = -w(M) * U`` (El Emam et al. 2022; DESIGN 3.1); lower is better.
+    """``loss = -w(M) * U`` (El Emam et al. 2022; design §3.1); lower is better.
 
     ``utility`` must lie in [0, 1].
     """

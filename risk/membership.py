@@ -2,7 +2,7 @@
 
 Reference: K. El Emam, L. Mosquera, X. Fang, "Validating a membership disclosure metric for
 synthetic health data", JAMIA Open 5(4), 2022, ooac083 (the partition method, its relative F1
-"M" and the acceptability threshold M <= 0.2). The contract is DESIGN section 3.
+"M" and the acceptability threshold M <= 0.2). The contract is design §3.
 
 Attacker: holds the full quasi-identifier record of a target and the released synthetic data,
 and claims "member" when some synthetic record is within Hamming distance ``h`` of the target
@@ -13,7 +13,7 @@ Sampling fraction: ``t = n_train / N``, the share of the population in the data 
 generator was trained on. This library evaluates exactly the generator that is released, so
 ``n_train`` is used, not the size of a larger data set that a later retraining would use.
 
-When M cannot bind (DESIGN 9.1): an attack set of ``a`` records holds ``round(a t)`` members.
+When M cannot bind (design §9.1): an attack set of ``a`` records holds ``round(a t)`` members.
 When the population is far larger than the table (SD2011: 5,000 records, N = 31 million), t is
 tiny and the holdout limits ``a``, so an attack set holds a handful of members or none; F1 then
 rests on a few records and M <= 0.2 certifies nothing. The result says so (``can_bind``,
@@ -42,6 +42,7 @@ from risk._partition import (
     resolve_sampling_fraction,
     split_farther,
 )
+from risk._renamed import renamed_arguments, renamed_field
 from risk._result import Interval, Result, percentile_interval, safe_ratio
 from risk._validation import (
     RiskInputError,
@@ -62,7 +63,7 @@ MAX_REPEATS = 1_000_000
 
 @dataclasses.dataclass(frozen=True)
 class MembershipResult(Result):
-    """Outcome of :func:`membership_disclosure` (DESIGN 3, El Emam et al. 2022).
+    """Outcome of :func:`membership_disclosure` (design §3, El Emam et al. 2022).
 
     ``m`` is the relative F1, ``(F1 - F_naive) / (1 - F_naive)``, averaged over the ``repeats``
     attack sets; it is acceptable when ``m <= m_threshold`` (:attr:`acceptable`; 0.2 in the
@@ -82,7 +83,7 @@ class MembershipResult(Result):
 
     **When M cannot bind.** Each attack set holds ``attack_members = round(a t)`` members
     (``expected_members = a t`` before rounding). With fewer than ``min_members`` (default
-    :data:`MIN_MEMBERS` = 20; DESIGN 9.1) F1 rests on a handful of records, and with none it is
+    :data:`MIN_MEMBERS` = 20; design §9.1) F1 rests on a handful of records, and with none it is
     0 whatever the synthetic data are; ``can_bind`` is then False, ``warning`` says why and what
     to do, and ``m <= m_threshold`` certifies nothing (``acceptable`` still compares the
     number, so check ``can_bind`` beside it). ``warning`` is ``""`` when M can bind.
@@ -116,12 +117,14 @@ class MembershipResult(Result):
     n_train: int
     n_holdout: int
     n_synthetic: int
-    quasi_identifiers: tuple[str, ...]
+    keys: tuple[str, ...]
     binned_columns: tuple[str, ...]
     missing_values: int
     f1_by_threshold: tuple[float, ...]
     m_by_threshold: tuple[float, ...]
     random_state: int
+
+    quasi_identifiers = renamed_field("quasi_identifiers", "keys")
 
     @property
     def acceptable(self) -> bool:
@@ -143,7 +146,7 @@ class MembershipResult(Result):
 
 
 def naive_f1(sampling_fraction: float) -> float:
-    """F1 of the adversary who calls everyone a member: precision t, recall 1 (DESIGN 3.6).
+    """F1 of the adversary who calls everyone a member: precision t, recall 1 (design §3, step 6).
 
     ``0 < sampling_fraction < 1`` (a Python or numpy number).
     """
@@ -152,7 +155,7 @@ def naive_f1(sampling_fraction: float) -> float:
 
 
 def relative_f1(f1: np.ndarray | float, sampling_fraction: float) -> np.ndarray:
-    """``M = (F1 - F_naive) / (1 - F_naive)`` (El Emam et al. 2022; DESIGN 3.6).
+    """``M = (F1 - F_naive) / (1 - F_naive)`` (El Emam et al. 2022; design §3, step 6).
 
     ``f1``: one F1 or an array of them, each in [0, 1]; ``0 < sampling_fraction < 1``.
     """
@@ -190,7 +193,7 @@ def scores_from_counts(
     ``member_counts[..., d]`` is the number of attacked members whose nearest synthetic record
     is at distance d (likewise for non-members). Predicting "member" iff distance <= h gives
     TP(h) = cumsum(member_counts)[h] and FP(h) = cumsum(nonmember_counts)[h]. Each ratio is 0
-    when its denominator is 0 (DESIGN 3.5). Shapes: (..., p + 1) in and out.
+    when its denominator is 0 (design §3, step 5). Shapes: (..., p + 1) in and out.
     """
     tp = np.cumsum(member_counts, axis=-1, dtype=float)
     fp = np.cumsum(nonmember_counts, axis=-1, dtype=float)
@@ -202,39 +205,41 @@ def scores_from_counts(
 
 
 def _resolve_qis(
-    frames: dict[str, pd.DataFrame], quasi_identifiers: Sequence[str] | None
+    frames: dict[str, pd.DataFrame], keys: Sequence[str] | None
 ) -> list[str]:
-    if quasi_identifiers is None:
+    if keys is None:
         return same_columns(frames)
-    qis = check_column_list(quasi_identifiers, "quasi_identifiers")
+    qis = check_column_list(keys, "keys")
     for name, frame in frames.items():
         check_columns(frame, name, qis, "quasi-identifier")
     return qis
 
 
+@renamed_arguments(quasi_identifiers="keys")
 def membership_distances(
     records: pd.DataFrame,
     synthetic: pd.DataFrame,
     *,
-    quasi_identifiers: Sequence[str] | None = None,
+    keys: Sequence[str] | None = None,
     numeric_bins: int | None = DEFAULT_NUMERIC_BINS,
 ) -> pd.Series:
-    """Hamming distance from each record to its nearest synthetic record (DESIGN 3, steps 3-4).
+    """Hamming distance from each record to its nearest synthetic record (design §3, steps 3-4).
 
-    Encoded on the quasi-identifiers with the rules of DESIGN 3.3 (bin edges from ``records``
+    Encoded on the quasi-identifiers with the rules of design §3, step 3 (bin edges from ``records``
     and ``synthetic`` together). Returned as an int Series aligned with ``records``.
     """
     frames = {
         "records": check_frame(records, "records"),
         "synthetic": check_frame(synthetic, "synthetic"),
     }
-    qis = _resolve_qis(frames, quasi_identifiers)
+    qis = _resolve_qis(frames, keys)
     kinds = column_kinds(frames, qis)
     enc = encode([records, synthetic], qis, kinds, numeric_bins=numeric_bins)
     dist = min_hamming(enc.codes[0], enc.codes[1], enc.cardinalities)
     return pd.Series(dist, index=records.index, name="hamming_distance")
 
 
+@renamed_arguments(quasi_identifiers="keys")
 def membership_disclosure(
     train: pd.DataFrame,
     holdout: pd.DataFrame,
@@ -242,7 +247,7 @@ def membership_disclosure(
     *,
     population_size: int | None = None,
     sampling_fraction: float | None = None,
-    quasi_identifiers: Sequence[str] | None = None,
+    keys: Sequence[str] | None = None,
     hamming_threshold: int = 0,
     attack_size: int | None = None,
     repeats: int = 100,
@@ -253,7 +258,7 @@ def membership_disclosure(
     min_members: int = MIN_MEMBERS,
     curve: bool = True,
 ) -> MembershipResult:
-    """Membership disclosure risk M by the partition method (El Emam et al. 2022, DESIGN 3).
+    """Membership disclosure risk M by the partition method (El Emam et al. 2022, design §3).
 
     Parameters
     ----------
@@ -261,8 +266,9 @@ def membership_disclosure(
         The generator's training records (members), real non-members, and the synthetic data.
     population_size, sampling_fraction:
         Exactly one is required: N, giving ``t = len(train) / N``, or t itself; ``0 < t < 1``.
-    quasi_identifiers:
-        Columns the adversary knows; default every column (then all frames must share them).
+    keys:
+        The quasi-identifiers: the columns the adversary knows of a person;
+        default every column (then all frames must share them).
     hamming_threshold:
         Claim "member" when the nearest synthetic record differs in at most this many
         quasi-identifiers (default 0: exact match on the encoded values).
@@ -274,7 +280,7 @@ def membership_disclosure(
         are their means.
     numeric_bins:
         Numeric quasi-identifiers with more distinct values are cut into this many equal-width
-        bins (DESIGN 3.3); ``None`` compares them exactly.
+        bins (design §3, step 3); ``None`` compares them exactly.
     confidence:
         Share of the repeats' M values inside ``m_spread`` (a spread over repeats, not a
         confidence interval of ``m``; see :class:`MembershipResult`).
@@ -312,7 +318,7 @@ def membership_disclosure(
         "holdout": check_frame(holdout, "holdout"),
         "synthetic": check_frame(synthetic, "synthetic"),
     }
-    qis = _resolve_qis(frames, quasi_identifiers)
+    qis = _resolve_qis(frames, keys)
     kinds = column_kinds(frames, qis)
     p = len(qis)
     if isinstance(hamming_threshold, bool) or not isinstance(hamming_threshold, (int, np.integer)):
@@ -385,7 +391,7 @@ def membership_disclosure(
         n_train=n_train,
         n_holdout=n_holdout,
         n_synthetic=len(synthetic),
-        quasi_identifiers=tuple(qis),
+        keys=tuple(qis),
         binned_columns=binned,
         missing_values=missing,
         f1_by_threshold=tuple(float(v) for v in f1_curve),

@@ -1,4 +1,4 @@
-"""Utility of synthetic data as a distance between distributions (DESIGN section 7).
+"""Utility of synthetic data as a distance between distributions (design §7).
 
 The tuner's default utility is SDMetrics' Quality Report (``tuner.scoring.utility``); this one needs
 nothing beyond numpy and pandas, so it lives here beside the risk measures it shares its
@@ -11,27 +11,29 @@ import numpy as np
 import pandas as pd
 
 from risk._encode import combine, encode
+from risk._renamed import renamed_arguments
 from risk._validation import check_frame, check_positive_int, column_kinds, same_columns
 
 
-def hellinger_utility(real: pd.DataFrame, synthetic: pd.DataFrame, *, bins: int = 20) -> float:
+@renamed_arguments(real="train")
+def hellinger_utility(train: pd.DataFrame, synthetic: pd.DataFrame, *, bins: int = 20) -> float:
     """``1 - H`` for the Hellinger distance H between the joint distributions of all columns.
 
     Columns are encoded jointly (numeric ones with more than ``bins`` distinct values cut into
-    ``bins`` equal-width bins spanning both frames, DESIGN 3 step 3; missing is a category);
+    ``bins`` equal-width bins spanning both frames, design §3 step 3; missing is a category);
     each record becomes one cell of the full cross-classification, and
     ``H = sqrt(1 - sum_c sqrt(p_c q_c))`` (the multivariate Hellinger distance used as a
     utility by El Emam, Mosquera & Fang 2022). 1 for identical distributions, 0 for disjoint.
     """
-    check_frame(real, "real")
+    check_frame(train, "train")
     check_frame(synthetic, "synthetic")
     n_bins = check_positive_int(bins, "bins")
-    frames = {"real": real, "synthetic": synthetic}
+    frames = {"train": train, "synthetic": synthetic}
     cols = same_columns(frames)
-    enc = encode([real, synthetic], cols, column_kinds(frames, cols), numeric_bins=n_bins)
+    enc = encode([train, synthetic], cols, column_kinds(frames, cols), numeric_bins=n_bins)
     ids = combine(np.concatenate(enc.codes), enc.cardinalities)
     cell, inverse = np.unique(ids, return_inverse=True)
-    p = np.bincount(inverse[: len(real)], minlength=cell.size) / len(real)
-    q = np.bincount(inverse[len(real):], minlength=cell.size) / len(synthetic)
+    p = np.bincount(inverse[: len(train)], minlength=cell.size) / len(train)
+    q = np.bincount(inverse[len(train):], minlength=cell.size) / len(synthetic)
     bc = float(np.sum(np.sqrt(p * q)))
     return 1.0 - float(np.sqrt(max(0.0, 1.0 - bc)))

@@ -135,7 +135,7 @@ def test_risk_runs_every_measure_without_the_tuner_dependencies():
     done.append(risk.cap(train, syn, keys=["a", "b"], target="t", holdout=holdout))
     done.append(risk.attribute_inference(train, syn, keys=["a", "b"], target="t",
                                          random_state=0))
-    done.append(risk.identification_risk(train, [train.assign(t=syn["t"])], known=["a", "b"],
+    done.append(risk.identification_risk(train, [train.assign(t=syn["t"])], keys=["a", "b"],
                                          synthesized=["t"]))
     done.append(risk.hellinger_utility(train, syn))
     done.append(risk.membership_audit(train, holdout, lambda t, s: syn.sample(len(t),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import tomllib
+import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -233,7 +234,7 @@ def data_problems(cfg: Config, columns: list[str], n_rows: int) -> list[str]:
     """
     d, u = cfg.data, cfg.utility
     named = {
-        "data.quasi_identifiers": list(d.quasi_identifiers or ()),
+        "data.keys": list(d.keys or ()),
         "data.stratify": [d.stratify] if d.stratify else [],
         "data.keep_unique": list(d.keep_unique),
         "data.missing_codes": list(d.missing_codes or {}),
@@ -256,7 +257,7 @@ def data_problems(cfg: Config, columns: list[str], n_rows: int) -> list[str]:
         if unknown := [c for c in unknown if c not in dropped]:
             errors.append(f"{option} names column(s) {unknown} that the data do not have; the "
                           f"data's columns are {columns}")
-    qis = list(d.quasi_identifiers) if d.quasi_identifiers else columns
+    qis = list(d.keys) if d.keys else columns
     h = cfg.risk.get("hamming_threshold", 0)
     if qis and h >= len(qis):
         errors.append(f"risk.hamming_threshold = {h} lets a record differ from the intruder's "
@@ -270,6 +271,30 @@ def data_problems(cfg: Config, columns: list[str], n_rows: int) -> list[str]:
     return errors
 
 
+# keys renamed so that one word, "keys", says what the intruder knows (issue 27): the old names
+# are read for one release, with a warning naming the new one
+RENAMED_KEYS = {("data", "quasi_identifiers"): "keys", ("risk", "cap_keys"): "attribute_keys",
+                ("risk", "identification_known"): "identification_keys"}
+
+
+def _renamed(raw: dict[str, Any], errors: list[str]) -> dict[str, Any]:
+    """``raw`` with every old key of :data:`RENAMED_KEYS` under its new name; a
+    :class:`DeprecationWarning` for each, an error when both names are given."""
+    out = dict(raw)
+    for (name, old), new in RENAMED_KEYS.items():
+        part = out.get(name)
+        if not isinstance(part, dict) or old not in part:
+            continue
+        if new in part:
+            errors.append(f"{name}.{old} is the old name of {name}.{new}; give {name}.{new} "
+                          "only")
+            continue
+        warnings.warn(f"{name}.{old} is now called {name}.{new}; the old name goes in the next "
+                      "release", DeprecationWarning, stacklevel=3)
+        out[name] = {(new if k == old else k): v for k, v in part.items()}
+    return out
+
+
 def parse(raw: dict[str, Any], *, base: Path, source: Path | None = None) -> Config:
     """Build a :class:`Config` from a TOML mapping; paths relative to ``base``.
 
@@ -277,6 +302,7 @@ def parse(raw: dict[str, Any], *, base: Path, source: Path | None = None) -> Con
     """
     sections = {"data", "study", "risk", "utility", "space", "audit"}
     errors: list[str] = []
+    raw = _renamed(raw, errors)
     unknown = sorted(set(raw) - sections)
     if unknown:
         errors.append(f"unknown section(s) {unknown}; valid sections: {sorted(sections)}")
@@ -300,7 +326,7 @@ def parse(raw: dict[str, Any], *, base: Path, source: Path | None = None) -> Con
                  utility=utility, spaces={k: dict(v) for k, v in spaces.items()}, audit=audit,
                  source=source)
     # values that parsed are checked too, all at once; not what follows from a bad value
-    # (cap_keys = "age" is said, not also "cap_targets need cap_keys")
+    # (attribute_keys = "age" is said, not also "cap_targets need attribute_keys")
     given = raw.get("risk") if isinstance(raw.get("risk"), dict) else {}
     failed = [f"risk.{k}" for k in given if k in kinds and k not in risk_values]
     raise_all(errors + [p for p in _problems(cfg) if not any(k in p for k in failed)])

@@ -17,6 +17,7 @@ from typing import Any
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 
 from tuner import config, measures
+from tuner.config_values import kinds_of
 from tuner.synthesis.families import SYNTHESIZERS
 
 SECTIONS = (("data", config.DataConfig), ("study", config.StudyConfig),
@@ -38,10 +39,9 @@ def _toml(value: Any) -> str:
     return f"`{value:g}`" if isinstance(value, float) else f"`{value}`"
 
 
-def _type(annotation: str) -> str:
-    kind = annotation.replace(" | None", "")
-    return {"tuple[str, ...]": "list of strings", "Path": "path",
-            "dict[str, tuple[Any, ...]]": "table of lists"}.get(kind, kind)
+def _type(kind: str) -> str:
+    """How the page names a key's kind (:func:`tuner.config_values.kind_of`)."""
+    return {"columns": "list of strings", "codes": "table of lists"}.get(kind, kind)
 
 
 def _space(dist: Any) -> str:
@@ -59,13 +59,17 @@ def reference() -> str:
            "Generated from the code by `python -m tuner.config_reference` (a test holds this "
            "page equal to its output). A study's config is a TOML file of these sections; an "
            "unknown key, a value of the wrong type or out of range, or a column the data lack "
-           "is refused before any trial, naming the key (exit 2).", ""]
+           "is refused before any trial, naming the key (exit 2).", "",
+           "Renamed keys, read under their old names for one release with a warning: " +
+           ", ".join(f"`{where}.{old}` is now `{where}.{new}`"
+                     for (where, old), new in config.RENAMED_KEYS.items()) + ".", ""]
     for name, cls in SECTIONS:
         doc = (cls.__doc__ or "").strip().splitlines()[0].replace("``", "`")
         out += [f"## [{name}]", "", doc, "",
                 "| key | type | default | what |", "|---|---|---|---|"]
+        kinds = kinds_of(cls)
         for f in dataclasses.fields(cls):
-            out.append(f"| `{f.name}` | {_type(str(f.type))} | {_toml(f.default)} | "
+            out.append(f"| `{f.name}` | {_type(kinds[f.name])} | {_toml(f.default)} | "
                        f"{f.metadata.get('help', '')} |")
         out.append("")
     out += ["## [risk]", "",
@@ -74,7 +78,7 @@ def reference() -> str:
             "| key | type | default | what | measure |", "|---|---|---|---|---|"]
     owner = {o.key: spec.name for spec in measures.MEASURES.values() for o in spec.options}
     for key, opt in measures.options().items():
-        out.append(f"| `{key}` | {opt.kind} | {_toml(opt.default)} | {opt.help} | "
+        out.append(f"| `{key}` | {_type(opt.kind)} | {_toml(opt.default)} | {opt.help} | "
                    f"{owner[key]} |")
     out += ["", "## [space.FAMILY]", "",
             "Each family's search space; a config may narrow a range or a set of choices "

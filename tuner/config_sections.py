@@ -25,8 +25,9 @@ class DataConfig:
     header_names: tuple[str, ...] | None = key(
         None, help="names for a CSV without a header row (UCI's adult.data)")
     missing_values: tuple[str, ...] = key((), help='extra strings read as missing, e.g. ["?"]')
-    quasi_identifiers: tuple[str, ...] | None = key(
-        None, help="what an intruder may know of a person, for M (default: every column)")
+    keys: tuple[str, ...] | None = key(
+        None, help="what an intruder may know of a person: the quasi-identifiers M's attack "
+                   "matches on (default: every column)")
     train_fraction: float = key(0.5, help="share of the records the synthesisers are fitted on")
     audit_fraction: float = key(
         0.2, help="share sealed for the release audit, read at release only (0: none); the "
@@ -68,7 +69,7 @@ class StudyConfig:
 
 @dataclasses.dataclass(frozen=True)
 class AuditConfig:
-    """The ``[audit]`` section: the release audit (DESIGN 13, :mod:`tuner.release.audit`)."""
+    """The ``[audit]`` section: the release audit (design §13, :mod:`tuner.release.audit`)."""
 
     enabled: bool = key(True, help="run the membership audit at release")
     targets: int = key(20, help="K: the most vulnerable training records attacked")

@@ -1,14 +1,17 @@
 """Reading TOML tables into typed values: the generic part of :mod:`tuner.config`.
 
-A key's kind comes from its dataclass field's annotation (path, list of columns, int, float,
-bool, str, per-column codes); every problem is collected, naming the key, the value and what
-was expected, so that a file's mistakes are reported at once.
+A key's kind comes from its dataclass field's type, resolved (path, list of columns, int,
+float, bool, str, per-column codes; any other type is refused when the key is read); every
+problem is collected, naming the key, the value and what was expected, so that a file's
+mistakes are reported at once.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import types
+import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -26,21 +29,31 @@ def key(default: Any = dataclasses.MISSING, *, help: str) -> Any:  # noqa: A002
     return dataclasses.field(default=default, metadata={"help": help})
 
 
-def kind_of(annotation: str) -> str:
-    """The option kind of a dataclass field's (string) annotation."""
-    if "Path" in annotation:
-        return "path"
-    if annotation.startswith("dict"):
-        return "codes"
-    if "tuple" in annotation:
+_KINDS: dict[Any, str] = {Path: "path", bool: "bool", int: "int", float: "float", str: "str"}
+
+
+def kind_of(annotation: Any) -> str:
+    """The option kind of a dataclass field's type (``X | None`` as ``X``): ``Path`` a path,
+    ``tuple[str, ...]`` a list of columns, ``dict[str, tuple[...]]`` per-column codes, and
+    ``bool``, ``int``, ``float``, ``str`` themselves. Any other type is a programming error
+    (a new key whose type no reader knows), raised, never read as a string."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType) and len(args) == 1:
+        return kind_of(args[0])
+    if origin is tuple and args == [str, Ellipsis]:
         return "columns"
-    if annotation.startswith("int"):
-        return "int"
-    if "float" in annotation:
-        return "float"
-    if annotation.startswith("bool"):
-        return "bool"
-    return "str"
+    if origin is dict and args and args[0] is str:
+        return "codes"
+    if annotation in _KINDS:
+        return _KINDS[annotation]
+    raise TypeError(f"no config reader for a key of type {annotation!r}")
+
+
+def kinds_of(cls: type) -> dict[str, str]:
+    """The option kind of every field of the section dataclass ``cls``."""
+    hints = typing.get_type_hints(cls)
+    return {f.name: kind_of(hints[f.name]) for f in dataclasses.fields(cls)}
 
 
 def coerce(where: str, kind: str, value: Any, base: Path) -> Any:
@@ -106,7 +119,7 @@ def table(raw: dict[str, Any], name: str, kinds: Mapping[str, str], base: Path,
 
 
 def section(raw: dict[str, Any], name: str, cls: type, base: Path, errors: list[str]) -> Any:
-    kinds = {f.name: kind_of(str(f.type)) for f in dataclasses.fields(cls)}
+    kinds = kinds_of(cls)
     values = table(raw, name, kinds, base, errors)
     absent = [f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING
               and f.name not in values]

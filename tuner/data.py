@@ -26,7 +26,7 @@ CATEGORY_LIMIT = 20
 
 @dataclasses.dataclass(frozen=True)
 class Split:
-    """The study's split (DESIGN 2 and 13), as positions into the real table: train, holdout
+    """The study's split (design §2 and 13), as positions into the real table: train, holdout
     and the sealed audit set (empty for a study made before audit sets existed). No trial reads
     ``audit``: only the release does."""
 

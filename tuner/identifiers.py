@@ -1,4 +1,4 @@
-"""Direct identifiers: dropped before anything else, and undeclared ones refused (DESIGN 9.1).
+"""Direct identifiers: dropped before anything else, and undeclared ones refused (design §9.1).
 
 A column that takes a different value in every record (a name, a record number, a phone
 number) identifies every person by itself; synthesising it copies or invents identifiers, and

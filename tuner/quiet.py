@@ -43,11 +43,21 @@ def _thread_hook(args: threading.ExceptHookArgs) -> None:
         print(f"warning: {getattr(args.thread, 'name', 'a thread')}: {fault}", file=sys.stderr)
 
 
+def _one_line(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+              line: str | None = None) -> str:
+    """A warning the CLI lets through, as one line for the user (no source line)."""
+    return f"warning: {message}\n"
+
+
 def quiet_libraries() -> None:
     """Silence SDV/SDMetrics warnings and bars and INFO logs: for the CLI and its workers only,
     called by them; library users keep their own logging and warnings set-up."""
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     warnings.filterwarnings("ignore")
+    # but a renamed config key is said (tuner.config.RENAMED_KEYS): the user's file must change
+    warnings.filterwarnings("default", message=r"[\w.]+ is now called ",
+                            category=DeprecationWarning)
+    warnings.formatwarning = _one_line
     import mlflow  # noqa: F401  (mlflow sets up its own handlers at import; quiet them after)
     import optuna
 

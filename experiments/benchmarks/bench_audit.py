@@ -1,4 +1,4 @@
-"""Benchmark of the release audit's default membership audit on Adult (DESIGN 13).
+"""Benchmark of the release audit's default membership audit on Adult (design §13).
 
 The product's target: the default audit (20 targets x 100 shadow runs, per-target game, shadow
 tables of 1,000 holdout records) of a CART or Gaussian-copula release on Adult finishes within

@@ -195,7 +195,7 @@ mlflow_uri = "{mlflow_uri}"
 
 [risk]
 repeats = 20
-cap_keys = ["age", "yrs_married", "children", "religious"]
+attribute_keys = ["age", "yrs_married", "children", "religious"]
 cap_targets = ["affairs"]
 inference_targets = ["affairs"]
 

@@ -1,4 +1,4 @@
-"""Benchmark of the gate's exact-copy and DCR measures on Adult (DESIGN 9.1), in one run.
+"""Benchmark of the gate's exact-copy and DCR measures on Adult (design §9.1), in one run.
 
 * ``exact_copies`` on all of Adult (train and holdout halves, a 48,842-row "synthetic" set
   drawn with replacement from all of Adult) against the plain pandas way to get the same two

@@ -1,8 +1,9 @@
 """Membership disclosure's distances against a plain hash join, and its memory on 1M rows.
 
 ``membership_disclosure`` needs every real record's Hamming distance d to its nearest synthetic
-record: the decision at the chosen h is ``d <= h``, and the F1 curve it always reports (DESIGN
-3.4) needs d itself for every h from 0 to p. So the work is the same at h = 0 and h = 2; what
+record: the decision at the chosen h is ``d <= h``, and the F1 curve it always reports
+(design §3, step 4) needs d itself for every h from 0 to p. So the work is the same at h = 0
+and h = 2; what
 is measured here is how far that work is from the floor, a hash join on the encoded keys.
 
 * Adult (48,842 people), every column a quasi-identifier; train, holdout and "synthetic" are
@@ -12,7 +13,7 @@ is measured here is how far that work is from the floor, a hash join on the enco
   encoding, distances, 100 repeats) at h = 0 and at h = 2, and ``membership_distances``
   (encoding and distances), each against the floor: the same encoded keys made with pandas
   (numeric columns with more than 20 distinct values cut into 20 equal-width bins over real
-  and synthetic values, DESIGN 3.3; missing equal to missing) and a ``pandas.merge`` of the
+  and synthetic values, design §3, step 3; missing equal to missing) and a ``pandas.merge`` of the
   real rows with the distinct synthetic rows, giving each real row's exact-match flag. The
   flag is checked equal to ``distance == 0`` for every row, so both sides use the same keys.
 * Memory: membership with 1,000,000 synthetic rows (Adult rows bootstrapped, 15% or 60% of the
@@ -63,7 +64,7 @@ def perturbed(frame: pd.DataFrame, n: int, share: float, seed: int) -> pd.DataFr
 
 
 def design_keys(frames: list[pd.DataFrame], bins: int = 20) -> list[pd.DataFrame]:
-    """The encoded keys of DESIGN 3.3 made with pandas alone: numeric columns with more than
+    """The encoded keys of design §3, step 3 made with pandas alone: numeric columns with more than
     ``bins`` distinct values (over all frames) cut into ``bins`` equal-width bins spanning all
     values, the rest kept as they are (merge matches missing with missing)."""
     sizes = np.cumsum([len(f) for f in frames])[:-1]

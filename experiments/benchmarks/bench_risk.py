@@ -88,7 +88,7 @@ def bench_membership(adult: pd.DataFrame) -> list[str]:
 
 def bench_identification() -> list[str]:
     org, syn = load_acs()
-    kwargs = dict(known=["SEX", "RACE", "MAR"], synthesized=["LANX", "WAOB", "DIS", "HICOV"])
+    kwargs = dict(keys=["SEX", "RACE", "MAR"], synthesized=["LANX", "WAOB", "DIS", "HICOV"])
     rows = ["| m | expected match risk | true match rate | false match rate | s | seconds |",
             "|---|---|---|---|---|---|"]
     for sets in (syn[:1], syn):

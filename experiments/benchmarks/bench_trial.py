@@ -82,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         # train and holdout of equal size (no audit set), as in the figures of RESULTS.md
         "data": {"path": "adult", "population_size": 48_842, "audit_fraction": 0.0},
         "study": {"output": "/tmp/bench-trial"},
-        "risk": {"cap_keys": KEYS, "cap_targets": ["income"], "inference_targets": ["income"]},
+        "risk": {"attribute_keys": KEYS, "cap_targets": ["income"],
+                 "inference_targets": ["income"]},
     }, base=Path.cwd())
     ctx = prepare(cfg, adult)
     rows = []
@@ -101,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         inputs = measures.Inputs(train=train, holdout=holdout,
                                  synthetic=c_sampled.loc[~gone].reset_index(drop=True),
                                  options=cfg.risk, population_size=48_842,
-                                 quasi_identifiers=None, seed=1, removed_rows=int(gone.sum()),
+                                 keys=None, seed=1, removed_rows=int(gone.sum()),
                                  sampled=c_sampled, study_seed=1)
         parts = {"fit": syn.fit_seconds, "sample": syn.sample_seconds,
                  "gate and categorical copies": timed(gate, args.repeats)[1],

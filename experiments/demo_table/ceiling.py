@@ -18,7 +18,7 @@ drawn from UCI Adult as :func:`experiments.demo_table.build.sample` draws the de
 Two splits: ``0.5/0.3``, the study's split with a sealed audit set (train 0.5, holdout 0.3 of
 the records; the audit set's 0.2 is not used by M), and ``0.5/0.5``, the split before the audit
 set existed. One more row puts the demo's table under a weaker intruder who knows only the six
-``cap_keys`` of ``tuner/demo.toml``. Run from the repository root (``../shared/data`` beside
+``attribute_keys`` of ``tuner/demo.toml``. Run from the repository root (``../shared/data`` beside
 it; about a minute on 2 cores)::
 
     python -m experiments.demo_table.ceiling
@@ -69,10 +69,10 @@ def ceiling_row(table: pd.DataFrame, others: pd.DataFrame, *, population_size: i
     train, holdout = parts(table, train=SPLITS[split][0], holdout=SPLITS[split][1], seed=seed)
     strangers = others.sample(n=len(train), random_state=seed).reset_index(drop=True)
     copy, safe = (risk.membership_disclosure(
-        train, holdout, synthetic, population_size=population_size, quasi_identifiers=keys,
+        train, holdout, synthetic, population_size=population_size, keys=keys,
         random_state=seed, curve=False) for synthetic in (train, strangers))
     return {"records": len(table), "split": split, "seed": seed,
-            "keys": "every column" if keys is None else "six cap_keys",
+            "keys": "every column" if keys is None else "six attribute_keys",
             "n_train": len(train), "n_holdout": len(holdout), "copy_ceiling": copy.m,
             "members_per_attack_set": copy.attack_members, "attack_size": copy.attack_size,
             "can_bind": bool(copy.can_bind and copy.m > copy.m_threshold),

@@ -220,7 +220,7 @@ def one_setting(unit: Unit, label: str, *, threads: int = 1) -> list[dict[str, A
                                                   risk_options(0)["replicated_uniques"])
     inputs = measures.Inputs(
         train=sp.train, holdout=sp.holdout, synthetic=released, options=risk_options(0),
-        population_size=n_pop, quasi_identifiers=None, seed=seed, removed_rows=removed,
+        population_size=n_pop, keys=None, seed=seed, removed_rows=removed,
         sampled=sampled)
     copies = measures.MEASURES["copies"].compute(inputs).results[""]
     dcr = measures.MEASURES["dcr"].compute(inputs).results[""]

@@ -77,7 +77,7 @@ def true_attack(
     hypergeometric draw (sampling without replacement, exactly).
     """
     dist = risk.membership_distances(records, synthetic,
-                                     quasi_identifiers=quasi_identifiers).to_numpy()
+                                     keys=quasi_identifiers).to_numpy()
     p = records.shape[1] if quasi_identifiers is None else len(quasi_identifiers)
     members = np.bincount(dist[:n_members], minlength=p + 1)
     others = np.bincount(dist[n_members:], minlength=p + 1)
@@ -134,15 +134,15 @@ def binned_copies_difference(train: pd.DataFrame, holdout: pd.DataFrame,
     membership attack encodes them* (numeric columns binned), minus the same share against the
     holdout: the exact-copies difference of the gate, read at M's resolution, so that a copy
     with one numeric value nudged within its bin still counts."""
-    to_train = risk.membership_distances(synthetic, train, quasi_identifiers=qis).to_numpy()
-    to_hold = risk.membership_distances(synthetic, holdout, quasi_identifiers=qis).to_numpy()
+    to_train = risk.membership_distances(synthetic, train, keys=qis).to_numpy()
+    to_hold = risk.membership_distances(synthetic, holdout, keys=qis).to_numpy()
     return float((to_train == 0).mean() - (to_hold == 0).mean())
 
 
 def risk_options(hamming_threshold: int) -> dict[str, Any]:
     """The tuner's ``[risk]`` defaults, with synthpop's keys for repU and threshold h."""
     opts = {key: opt.default for key, opt in measures.options().items()}
-    return opts | {"hamming_threshold": hamming_threshold, "cap_keys": KEYS,
+    return opts | {"hamming_threshold": hamming_threshold, "attribute_keys": KEYS,
                    "cap_targets": (TARGET,)}
 
 
@@ -150,7 +150,7 @@ def trial_membership(inputs: measures.Inputs, synthetic: pd.DataFrame,
                      qis: tuple[str, ...] | None, h: int) -> risk.MembershipResult:
     """M exactly as a trial computes it (``tuner.measures.membership``)."""
     spec = measures.MEASURES["membership"]
-    inp = dataclasses.replace(inputs, synthetic=synthetic, quasi_identifiers=qis,
+    inp = dataclasses.replace(inputs, synthetic=synthetic, keys=qis,
                               options=risk_options(h))
     result = spec.compute(inp).results[""]
     assert isinstance(result, risk.MembershipResult)

@@ -11,7 +11,7 @@ For every sampling fraction n/N, synthesiser and seed:
   from the *population*; members are those who are in the sample, so about a share n/N of the
   attack set are members, as in the real world. The adversary claims "member" when a synthetic
   record lies within Hamming distance h of the target on the quasi-identifiers (the matching rule
-  of ``risk.membership_disclosure``: DESIGN 3.3-3.4). F1 is averaged over the repeats.
+  of ``risk.membership_disclosure``: design §3, steps 3-4). F1 is averaged over the repeats.
 * **Partition estimate.** Using only the real sample, as a custodian must: split it (seeded,
   ``--train-fraction``), train on the training part, and run ``risk.membership_disclosure`` on
   (training part, holdout part, synthetic) with the attack's member share t = n/N (the
@@ -115,7 +115,7 @@ def ground_truth(
     replacement). Returns arrays of length p + 1 (h = 0 .. p).
     """
     dist = risk.membership_distances(
-        population, synthetic, quasi_identifiers=quasi_identifiers
+        population, synthetic, keys=quasi_identifiers
     ).to_numpy()
     p = population.shape[1] if quasi_identifiers is None else len(quasi_identifiers)
     cells = np.concatenate([np.bincount(dist[members], minlength=p + 1),
@@ -160,7 +160,7 @@ def one_setting(
     estimates = {
         key: risk.membership_disclosure(
             parts.train, parts.holdout, evaluated.synthetic, sampling_fraction=t_attack,
-            quasi_identifiers=qis, repeats=opts.repeats,
+            keys=qis, repeats=opts.repeats,
             random_state=derive(opts.base_seed, seed, fraction_index, 4))
         for key, t_attack in (("tn", t), ("t05", 0.5))
     }

@@ -168,7 +168,7 @@ def _scores(train: pd.DataFrame, sets: list[pd.DataFrame], known: list[str],
     import risk
     from tuner.scoring import quality_report
 
-    ident = risk.identification_risk(train, sets, known=known, synthesized=synthesized)
+    ident = risk.identification_risk(train, sets, keys=known, synthesized=synthesized)
     return {"U": float(np.mean([quality_report(train, s) for s in sets])),
             "EMR": ident.expected_match_risk,
             "EMR / N": ident.expected_match_risk / ident.n_targets,
@@ -184,7 +184,7 @@ def reference_rows(train: pd.DataFrame, positions: np.ndarray,
     released unsynthesised (the same intruder and matching as the trials)."""
     from experiments.datasets import read_acs_partial
 
-    known, synth = list(cfg.risk.identification_known), list(cfg.study.synthesize or ())
+    known, synth = list(cfg.risk.identification_keys), list(cfg.study.synthesize or ())
     rows: list[dict[str, Any]] = [
         {"synthesis": name, "targets": 10_000, "m": m, "EMR": emr, "EMR / N": emr / 10_000,
          "TMR": tmr, "FMR": fmr}

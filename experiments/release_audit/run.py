@@ -77,7 +77,7 @@ def _config(dataset: str, work: Path, rows: int, /, **study: Any) -> Any:
         "data": {"path": str(path), "population_size": spec["population_size"]},
         "study": {"name": f"audit-{name}", "seed": 2026, "output": str(work / name),
                   "synthesizers": ["cart", "gaussian_copula"], **study},
-        "risk": {"cap_keys": spec["keys"], "cap_targets": spec["targets"],
+        "risk": {"attribute_keys": spec["keys"], "cap_targets": spec["targets"],
                  "inference_targets": spec["targets"][:1]},
         "utility": {"metric": "quality_report"},
         "audit": {"enabled": False},

@@ -26,7 +26,7 @@ def test_family_config_is_hus_setting_for_one_family(tmp_path):
     assert cfg.study.synthesizers == ("ctgan",) and cfg.study.output == tmp_path / "ctgan"
     assert cfg.study.synthesize == ("LANX", "WAOB", "DIS", "HICOV")
     assert cfg.risk.synthesized == cfg.study.synthesize
-    assert cfg.risk.identification_known == ("SEX", "RACE", "MAR")
+    assert cfg.risk.identification_keys == ("SEX", "RACE", "MAR")
     assert cfg.spaces["ctgan"]["epochs"] == [1, 1] and cfg.risk.emr_limit == 1.0  # smoke
     real = run.family_config(base, "cart", run.Plan(), tmp_path)
     assert real.risk.emr_limit == 0.01 and real.study.synthetic_sets == 3

@@ -248,6 +248,7 @@ def test_targets_by_label_and_the_result_holds_no_record_values():
 @pytest.mark.parametrize(("kw", "error", "match"), [
     (dict(shadows=9), risk.RiskInputError, "`shadows` must be even"),
     (dict(shadows=6), risk.RiskInputError, "shadows >= 8"),
+    (dict(shadows=10**30), risk.RiskInputError, "shadows <= 1_000_000"),  # found by hypothesis
     (dict(design="lira"), risk.RiskInputError, "`design` must be one of"),
     (dict(shadow_size=5000), risk.RiskInputError, r"len\(reference\) = 1200"),
     (dict(targets=595), risk.RiskInputError, r"`targets` must be in \[1, len\(train\)"),

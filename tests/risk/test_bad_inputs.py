@@ -71,14 +71,14 @@ SPECS: dict[str, Spec] = {
     "membership_distances": Spec(
         risk.membership_distances, dict(records=TRAIN, synthetic=SYN), ("records", "synthetic")),
     "cap": Spec(
-        risk.cap, dict(original=TRAIN, synthetic=SYN, keys=["a", "b"], target="t", holdout=HOLD),
-        ("original", "synthetic", "holdout")),
+        risk.cap, dict(train=TRAIN, synthetic=SYN, keys=["a", "b"], target="t", holdout=HOLD),
+        ("train", "synthetic", "holdout")),
     "cap_per_record": Spec(
-        risk.cap_per_record, dict(original=TRAIN, synthetic=SYN, keys=["a", "b"], target="t"),
-        ("original", "synthetic")),
+        risk.cap_per_record, dict(train=TRAIN, synthetic=SYN, keys=["a", "b"], target="t"),
+        ("train", "synthetic")),
     "disclosure": Spec(
-        risk.disclosure, dict(original=TRAIN, synthetic=SYN, keys=["a", "b"], target="t"),
-        ("original", "synthetic")),
+        risk.disclosure, dict(train=TRAIN, synthetic=SYN, keys=["a", "b"], target="t"),
+        ("train", "synthetic")),
     "exact_copies": Spec(
         risk.exact_copies, dict(train=TRAIN, synthetic=SYN, holdout=HOLD),
         ("train", "synthetic", "holdout")),
@@ -92,16 +92,16 @@ SPECS: dict[str, Spec] = {
         ("train", "synthetic", "holdout")),
     "attribute_inference": Spec(
         risk.attribute_inference,
-        dict(original=TRAIN, synthetic=SYN, keys=["a", "b", "c"], target="t", holdout=HOLD,
+        dict(train=TRAIN, synthetic=SYN, keys=["a", "b", "c"], target="t", holdout=HOLD,
              random_state=0),
-        ("original", "synthetic", "holdout")),
+        ("train", "synthetic", "holdout")),
     "identification_risk": Spec(
         risk.identification_risk,
-        dict(original=TRAIN, synthetic=SYN, known=["a"], synthesized=["b", "c"],
+        dict(train=TRAIN, synthetic=SYN, keys=["a"], synthesized=["b", "c"],
              radius={"c": 0.5}),
-        ("original", "synthetic")),
+        ("train", "synthetic")),
     "hellinger_utility": Spec(
-        risk.hellinger_utility, dict(real=TRAIN, synthetic=SYN), ("real", "synthetic")),
+        risk.hellinger_utility, dict(train=TRAIN, synthetic=SYN), ("train", "synthetic")),
     "membership_audit": Spec(
         risk.membership_audit,
         dict(train=TRAIN, reference=HOLD, fit_sample=_resample, targets=2, shadows=8,
@@ -183,7 +183,7 @@ def check_result(name: str, args: dict[str, Any], res: Any) -> None:
             if getattr(res, f) is not None:
                 _unit(getattr(res, f), f)
     elif name == "cap_per_record":
-        assert isinstance(res, pd.Series) and len(res) == len(args["original"])
+        assert isinstance(res, pd.Series) and len(res) == len(args["train"])
         unmatched = args.get("unmatched", 0.0)
         nan_ok = isinstance(unmatched, float) and math.isnan(unmatched)
         for v in res:
@@ -355,8 +355,8 @@ for name, col in [("distance_to_closest_record", "c"), ("cap", "a"), ("attribute
 # all-missing keys where missing values are refused: the count per column
 case("cap", RUE, r"`synthetic\[0\]` has missing values in key/target column\(s\) \('b': 12\)",
      synthetic=with_column(SYN, "b", None))
-case("identification_risk", RUE, r"`original` has missing values in known/synthesized "
-     r"column\(s\) \('c': 12\)", original=with_column(TRAIN, "c", np.nan))
+case("identification_risk", RUE, r"`train` has missing values in keys/synthesized "
+     r"column\(s\) \('c': 12\)", train=with_column(TRAIN, "c", np.nan))
 case("attribute_inference", RUE, r"`holdout` has missing values.*\('a': 12\)",
      holdout=with_column(HOLD, "a", np.nan))
 
@@ -375,7 +375,7 @@ for name in FRAME_SPECS:
     if name in ("cap", "cap_per_record", "disclosure", "attribute_inference"):
         overrides = dict(keys=["a", "f"])
     elif name == "identification_risk":
-        overrides = dict(known=["a", "f"])
+        overrides = dict(keys=["a", "f"])
     else:
         overrides = {}
     last = "synthetic" if "synthetic" in SPECS[name].frames else SPECS[name].frames[-1]
@@ -393,9 +393,9 @@ for name in ("cap", "exact_copies", "membership_disclosure", "disclosure"):
          **objects)
 
 # the NaN advice of attribute_inference names no option it lacks
-case("attribute_inference", RUE, r"`original` has missing values in key/target column\(s\) "
+case("attribute_inference", RUE, r"`train` has missing values in key/target column\(s\) "
      r"\('c': 1\); attribute_inference has no option for missing values",
-     original=with_value(TRAIN, "c", 0, np.nan))
+     train=with_value(TRAIN, "c", 0, np.nan))
 
 # numeric_bins / bins: 0, negative, float, bool are refused
 for name, opt in [("membership_disclosure", "numeric_bins"), ("membership_distances",
@@ -432,9 +432,9 @@ case("disclosure", TypeError, r"`synthetic` must be a DataFrame or a non-empty l
      synthetic=SYN.to_numpy())
 
 # column lists: unknown names, bad containers, non-hashable entries
-for name, opt in [("membership_disclosure", "quasi_identifiers"), ("cap", "keys"),
+for name, opt in [("membership_disclosure", "keys"), ("cap", "keys"),
                   ("exact_copies", "columns"), ("distance_to_closest_record", "columns"),
-                  ("attribute_inference", "keys"), ("identification_risk", "known")]:
+                  ("attribute_inference", "keys"), ("identification_risk", "keys")]:
     case(name, RUE, rf"lacks the .*column\(s\) \['zz'\] named by `{opt}`", **{opt: ["zz"]})
     case(name, TypeError, rf"`{opt}` must be a column name or a list of column names, but got "
          r"set", **{opt: {"a"}})
@@ -442,11 +442,11 @@ for name, opt in [("membership_disclosure", "quasi_identifiers"), ("cap", "keys"
     case(name, TypeError, rf"`{opt}` must list column names, but it holds list \['a'\]",
          **{opt: [["a"]]})
     case(name, RUE, rf"`{opt}` names a column twice", **{opt: ["a", "a"]})
-case("membership_disclosure", RUE, r"`quasi_identifiers` must name at least one column",
-     quasi_identifiers=[])
+case("membership_disclosure", RUE, r"`keys` must name at least one column",
+     keys=[])
 case("cap", TypeError, r"`target` must be one column name, but got \['t'\]", target=["t"])
 case("cap", RUE, r"`target` must not be one of the `keys`", target="a")
-case("identification_risk", RUE, r"both known and synthesized: \['b'\]", known=["a", "b"])
+case("identification_risk", RUE, r"both a key and synthesized: \['b'\]", keys=["a", "b"])
 
 # choice options: unknown strings
 case("cap", RUE, r"`matching` must be one of \['exact', 'nearest'\], but got 'closest'",
@@ -547,7 +547,7 @@ for kw, error, match in [
     (dict(relative_radius="yes"), TypeError, r"`relative_radius` must be True or False, but got "
      r"'yes'"),
     (dict(relative_radius=1), TypeError, r"`relative_radius` must be True or False, but got 1"),
-    (dict(synthetic=SYN.iloc[:5]), RUE, r"`synthetic\[0\]` must have one row per original "
+    (dict(synthetic=SYN.iloc[:5]), RUE, r"`synthetic\[0\]` must have one row per training "
      r"record"),
 ]:
     case("identification_risk", error, match, **kw)
@@ -591,7 +591,7 @@ def test_numpy_scalars_are_accepted_by_the_loss(number):
     assert risk.risk_utility_weight(np.int64(0)) == 1.0
     assert risk.naive_f1(np.float32(0.5)) == pytest.approx(2 / 3, rel=1e-6)
     assert risk.identification_risk(
-        TRAIN, SYN, known=["a"], synthesized=["c"], radius=np.float32(0.5)
+        TRAIN, SYN, keys=["a"], synthesized=["c"], radius=np.float32(0.5)
     ).radius == (0.5,)
 
 
@@ -663,11 +663,11 @@ OPTIONS: dict[str, dict[str, dict[str, Any]]] = {
     # option name -> other arguments it needs to be tested alone
     "membership_disclosure": {
         "population_size": dict(sampling_fraction=None), "sampling_fraction": {},
-        "quasi_identifiers": {}, "hamming_threshold": {}, "attack_size": {}, "repeats": {},
+        "keys": {}, "hamming_threshold": {}, "attack_size": {}, "repeats": {},
         "numeric_bins": {}, "confidence": {}, "random_state": {}, "m_threshold": {},
         "min_members": {},
     },
-    "membership_distances": {"quasi_identifiers": {}, "numeric_bins": {}},
+    "membership_distances": {"keys": {}, "numeric_bins": {}},
     "cap": {"keys": {}, "target": {}, "matching": {}, "numeric_bins": {}, "missing": {},
             "holdout": {}},
     "cap_per_record": {"keys": {}, "target": {}, "matching": {}, "numeric_bins": {},
@@ -685,7 +685,7 @@ OPTIONS: dict[str, dict[str, dict[str, Any]]] = {
     "distances_to_closest_record": {"columns": {}, "holdout": {}},
     "attribute_inference": {"keys": {}, "target": {}, "estimator": {}, "tolerance": {},
                             "target_type": {}, "random_state": {}, "holdout": {}},
-    "identification_risk": {"known": {}, "synthesized": {}, "radius": {},
+    "identification_risk": {"keys": {}, "synthesized": {}, "radius": {},
                             "relative_radius": {}, "missing": {}},
     "hellinger_utility": {"bins": {}},
     "membership_audit": {"fit_sample": {}, "targets": {}, "shadows": {}, "shadow_size": {},
@@ -704,8 +704,8 @@ def _culprits(option: str, spec_name: str) -> tuple[str, ...]:
     names = [option]
     if option == "holdout":  # a holdout is compared with the other frames by name
         names.append("holdout")
-    if spec_name == "identification_risk" and option in ("known", "synthesized"):
-        names += ["known", "synthesized"]  # the overlap and radius checks name both
+    if spec_name == "identification_risk" and option in ("keys", "synthesized"):
+        names += ["keys", "synthesized"]  # the overlap and radius checks name both
     if option in ("keys", "target"):
         names += ["keys", "target"]
     return tuple(names)

@@ -1,4 +1,4 @@
-"""CAP family (DESIGN 4) against published examples, SDMetrics and a slow loop."""
+"""CAP family (design §4) against published examples, SDMetrics and a slow loop."""
 
 from __future__ import annotations
 
@@ -207,7 +207,7 @@ def test_numeric_target_is_binned():
 
 
 def _slow_aggregates(orig, syn, keys, target, nearest=False):
-    """Every CAP summary by loops over records, straight from the definitions (DESIGN 4).
+    """Every CAP summary by loops over records, straight from the definitions (design §4).
 
     With ``nearest``, the synthetic records at the smallest Hamming distance on the keys take
     the place of the exact key matches (the summaries of the original itself stay exact).

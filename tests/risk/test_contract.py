@@ -38,7 +38,7 @@ CALLS = {
         tr, ho, lambda t, s: sy.sample(len(t), replace=True, random_state=s), targets=2,
         shadows=8, shadow_size=20, random_state=0),
     "identification": lambda tr, ho, sy: risk.identification_risk(
-        tr, sy.iloc[: len(tr)], known=["a"], synthesized=["b", "c"], radius={"c": 0.5}),
+        tr, sy.iloc[: len(tr)], keys=["a"], synthesized=["b", "c"], radius={"c": 0.5}),
 }
 
 
@@ -140,7 +140,7 @@ def test_missing_category_option_keeps_records():
     bad = TRAIN.copy()
     bad.loc[bad.index[:3], "a"] = np.nan
     res = risk.cap(bad, bad, keys=["a", "b"], target="t", missing="category")
-    assert res.n_original == len(bad)
+    assert res.n_train == len(bad)
 
 
 def test_risk_is_standalone():

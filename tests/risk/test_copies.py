@@ -1,4 +1,4 @@
-"""Exact copies and synthpop's replicated uniques (DESIGN 9.1): hand-made frames, slow loops."""
+"""Exact copies and synthpop's replicated uniques (design §9.1): hand-made frames, slow loops."""
 
 from __future__ import annotations
 

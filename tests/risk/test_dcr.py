@@ -1,4 +1,5 @@
-"""Distance to closest record (DESIGN 9.1): hand-made answers, slow loops, SDMetrics' definition."""
+"""Distance to closest record (design §9.1): hand-made answers, slow loops, SDMetrics'
+definition."""
 
 from __future__ import annotations
 

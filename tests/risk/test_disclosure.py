@@ -418,7 +418,7 @@ def test_result_is_frozen_and_flat():
          risk.RiskInputError, "`exclude_keys` names 't'"),
         (dict(exclude_keys=["k"], exclude_keylevs=["zz"], exclude_targetlevs=["x"]),
          risk.RiskInputError, "`exclude_keylevs` names the level 'zz'"),
-        (dict(cont_na={"k": ["q"]}), risk.RiskInputError, "`original` has no such value"),
+        (dict(cont_na={"k": ["q"]}), risk.RiskInputError, "`train` has no such value"),
         (dict(cont_na=[1]), TypeError, "`cont_na` must be a mapping"),
         (dict(thresh_1way=50), TypeError, "`thresh_1way` must be a pair"),
     ],

@@ -1,4 +1,4 @@
-"""Identification risk (DESIGN 6) against Hu's published ACS numbers and a slow loop."""
+"""Identification risk (design §6) against Hu's published ACS numbers and a slow loop."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def test_hu_acs_m1_matches_lecture():
     # J. Hu, Data Confidentiality, "Methods for Risk Evaluation #1": expected match risk 41.37,
     # true match rate 0.0005 (5 records), false match rate 0.97, s = 195 (190 false).
     org, syn = load_acs()
-    res = risk.identification_risk(org, syn[0], known=KNOWN, synthesized=SYNTH)
+    res = risk.identification_risk(org, syn[0], keys=KNOWN, synthesized=SYNTH)
     assert res.expected_match_risk == pytest.approx(41.37, abs=0.005)
     assert res.true_match_rate == pytest.approx(0.0005, abs=1e-9)
     assert res.false_match_rate == pytest.approx(0.97, abs=0.005)
@@ -31,7 +31,7 @@ def test_hu_acs_m1_matches_lecture():
 def test_hu_acs_m3_matches_lecture():
     # Hu, "Methods for Risk Evaluation #2": means over m = 3 of 41.47, 0.0006, 0.96, s = 161.
     org, syn = load_acs()
-    res = risk.identification_risk(org, syn, known=KNOWN, synthesized=SYNTH)
+    res = risk.identification_risk(org, syn, keys=KNOWN, synthesized=SYNTH)
     assert res.n_sets == 3
     assert res.expected_match_risk == pytest.approx(41.47, abs=0.005)
     assert res.true_match_rate == pytest.approx(0.0006, abs=0.00005)
@@ -73,12 +73,12 @@ def test_vectorised_counts_equal_slow_loop(n, seed, radius, relative):
     flip = rng.random(n) < 0.5
     rel.loc[flip, "s"] = rng.integers(0, 2, flip.sum())
     rel["x"] = rel["x"] + rng.normal(0, 1.5, n).round(1)
-    res = risk.identification_risk(orig, rel, known=["k"], synthesized=["s", "x"],
+    res = risk.identification_risk(orig, rel, keys=["k"], synthesized=["s", "x"],
                                    radius={"x": radius if not relative else radius / 4},
                                    relative_radius=relative)
     c, t = _slow_counts(orig, rel, ["k", "s"], ["x"], radius if not relative else radius / 4,
                         relative)
-    # Reiter & Mitra's summaries written out (DESIGN 6), not through the library's summarise
+    # Reiter & Mitra's summaries written out (design §6), not through the library's summarize
     unique = c == 1
     got = res.per_set[0]
     assert got.expected_match_risk == pytest.approx(sum(t[i] / c[i] for i in range(n) if c[i]))
@@ -99,7 +99,7 @@ def test_small_block_size_gives_same_counts(monkeypatch):
     rng = np.random.default_rng(0)
     rel = ce.copy()
     rel["Income"] = ce["Income"] * np.exp(rng.normal(0, 0.3, len(ce)))
-    kwargs = dict(known=["UrbanRural", "Race"], synthesized=["Income"], radius=0.2,
+    kwargs = dict(keys=["UrbanRural", "Race"], synthesized=["Income"], radius=0.2,
                   relative_radius=True)
     big = risk.identification_risk(ce, rel, **kwargs)
     monkeypatch.setattr(ident, "_PAIR_BLOCK", 97)
@@ -122,7 +122,7 @@ def test_small_block_size_gives_same_counts(monkeypatch):
 
 def test_identical_release_is_fully_identified_when_unique():
     orig = pd.DataFrame({"a": [1, 2, 3, 3], "b": [1, 1, 1, 2]})
-    res = risk.identification_risk(orig, orig, known=["a"], synthesized=["b"])
+    res = risk.identification_risk(orig, orig, keys=["a"], synthesized=["b"])
     assert res.expected_match_risk == pytest.approx(4.0)
     assert res.true_match_rate == pytest.approx(1.0)
     assert res.false_match_rate == pytest.approx(0.0)
@@ -132,7 +132,7 @@ def test_no_unique_match_gives_nan_false_match_rate():
     # two targets with the same values: each matches both rows (c = 2), so s = 0 and the
     # false match rate sum F_i / s is undefined (NaN), not 0
     orig = pd.DataFrame({"a": [1, 1], "b": [5, 5]})
-    res = risk.identification_risk(orig, orig, known=["a"], synthesized=["b"])
+    res = risk.identification_risk(orig, orig, keys=["a"], synthesized=["b"])
     assert res.expected_match_risk == pytest.approx(1.0)  # 1/2 + 1/2
     assert res.true_match_rate == 0.0 and res.unique_matches == 0
     assert np.isnan(res.false_match_rate)
@@ -140,10 +140,10 @@ def test_no_unique_match_gives_nan_false_match_rate():
 
 def test_row_count_mismatch_and_overlap_are_errors():
     orig = pd.DataFrame({"a": [1, 2], "b": [1, 2]})
-    with pytest.raises(risk.RiskInputError, match="one row per original record"):
-        risk.identification_risk(orig, orig.iloc[:1], known=["a"], synthesized=["b"])
-    with pytest.raises(risk.RiskInputError, match="both known and synthesized"):
-        risk.identification_risk(orig, orig, known=["a"], synthesized=["a", "b"])
+    with pytest.raises(risk.RiskInputError, match="one row per training record"):
+        risk.identification_risk(orig, orig.iloc[:1], keys=["a"], synthesized=["b"])
+    with pytest.raises(risk.RiskInputError, match="both a key and synthesized"):
+        risk.identification_risk(orig, orig, keys=["a"], synthesized=["a", "b"])
     with pytest.raises(risk.RiskInputError, match="no synthesized column is numeric"):
-        risk.identification_risk(orig.astype(str), orig.astype(str), known=["a"],
+        risk.identification_risk(orig.astype(str), orig.astype(str), keys=["a"],
                                  synthesized=["b"], radius=1.0)

@@ -1,4 +1,4 @@
-"""ML attribute inference (DESIGN 5)."""
+"""ML attribute inference (design §5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Risk-utility loss (DESIGN 3.1; El Emam, Mosquera & Fang 2022)."""
+"""Risk-utility loss (design §3.1; El Emam, Mosquera & Fang 2022)."""
 
 from __future__ import annotations
 

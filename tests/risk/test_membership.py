@@ -1,4 +1,4 @@
-"""Membership disclosure (DESIGN 3, 9.1): behaviour on Adult, vectorised parts vs slow loops,
+"""Membership disclosure (design §3, 9.1): behaviour on Adult, vectorised parts vs slow loops,
 the hashed distance path vs the former matrix-product path, and when M cannot bind."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def test_copying_training_records_is_high_risk(adult_thirds):
     assert res.can_bind and res.warning == "" and res.attack_members >= MIN_MEMBERS
     assert res.sampling_fraction == pytest.approx(len(train) / n_pop)
     assert res.f_naive == pytest.approx(2 * res.sampling_fraction / (1 + res.sampling_fraction))
-    assert res.quasi_identifiers == tuple(train.columns)
+    assert res.keys == tuple(train.columns)
     # Adult's '?' are kept as a category, and counted in all three frames
     assert res.missing_values > 0
     assert res.missing_values == sum(int(f.isna().sum().sum()) for f in (train, holdout, train))
@@ -333,7 +333,7 @@ def test_binning_rule_uses_real_and_synthetic_values():
 
 
 def _slow_draws(train, holdout, synthetic, t, a, h, repeats, seed):
-    """DESIGN 3 steps 2-5 literally: draw records, match each, score, average over repeats.
+    """design §3 steps 2-5 literally: draw records, match each, score, average over repeats.
 
     Means of precision, recall and F1 for every threshold 0..p, and the s.d. of F1 at ``h``.
     """
@@ -399,7 +399,7 @@ def test_count_draws_match_drawing_records(seed, h):
                                atol=1e-12)
 
 
-# --- when M cannot bind, the threshold, the spread (DESIGN 9.1; issue: "M that says when it
+# --- when M cannot bind, the threshold, the spread (design §9.1; issue: "M that says when it
 # cannot bind") ---------------------------------------------------------------------------------
 
 
@@ -531,7 +531,7 @@ def test_acceptable_uses_the_configured_threshold():
     assert base.acceptable == (base.m <= 0.2)
     at = risk.membership_disclosure(df.iloc[:300], df.iloc[300:], df.iloc[:300],
                                     sampling_fraction=0.3, random_state=1, m_threshold=base.m)
-    assert at.acceptable  # M equal to the threshold is acceptable (M <= 0.2, DESIGN 3.6)
+    assert at.acceptable  # M equal to the threshold is acceptable (M <= 0.2, design §3, step 6)
     for thr in (base.m - 0.01, base.m + 0.01):
         res = risk.membership_disclosure(df.iloc[:300], df.iloc[300:], df.iloc[:300],
                                          sampling_fraction=0.3, random_state=1, m_threshold=thr)

@@ -53,7 +53,7 @@ def write_config(folder: Path, *, synthesizers=("cart", "gaussian_copula"), n_tr
 
     [risk]
     repeats = 20
-    cap_keys = ["age", "yrs_married", "children", "religious"]
+    attribute_keys = ["age", "yrs_married", "children", "religious"]
     cap_targets = ["affairs"]
     inference_targets = ["affairs"]
     {extra_risk}

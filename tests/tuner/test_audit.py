@@ -1,4 +1,4 @@
-"""The release audit (DESIGN 13): the sealed audit set, and the membership audit that knows the
+"""The release audit (design §13): the sealed audit set, and the membership audit that knows the
 generator, as a custodian meets them through the tuner."""
 
 from __future__ import annotations

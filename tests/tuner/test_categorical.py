@@ -23,7 +23,7 @@ def _cfg(frame: pd.DataFrame, keys: list[str], target: str):
     return config.parse({
         "data": {"path": "data.csv", "population_size": 10 * len(frame)},
         "study": {"output": "/tmp/categorical-test", "seed": 4},
-        "risk": {"repeats": 20, "cap_keys": keys, "cap_targets": [target],
+        "risk": {"repeats": 20, "attribute_keys": keys, "cap_targets": [target],
                  "inference_targets": [target]},
         "utility": {"metric": "hellinger"},
     }, base=Path.cwd())
@@ -42,7 +42,7 @@ def _same_numbers(frame: pd.DataFrame, synthetic: pd.DataFrame, keys: list[str],
     split = prepare(cfg, frame).split
     kept, removed = remove_replicated_uniques(split.train, synthetic, cfg.risk.replicated_uniques)
     kw = dict(options=cfg.risk, population_size=cfg.data.population_size,
-              quasi_identifiers=None, seed=1, removed_rows=removed, study_seed=4)
+              keys=None, seed=1, removed_rows=removed, study_seed=4)
     raw = measures.Inputs(train=split.train, holdout=split.holdout, synthetic=kept,
                           sampled=synthetic, **kw)
     train, holdout, c_kept, c_sampled = categorical.coded(split, kept, synthetic)

@@ -41,7 +41,7 @@ def test_the_demo_runs_on_the_embedded_adult_table():
     # UCI's '?' is an empty field in the file and missing once read, as in read_adult
     assert frame[["workclass", "occupation", "native_country"]].isna().any().all()
     assert not frame.drop(columns=["workclass", "occupation", "native_country"]).isna().any().any()
-    assert cfg.data.quasi_identifiers is None  # every column: the strongest intruder
+    assert cfg.data.keys is None  # every column: the strongest intruder
     assert TABLE.stat().st_size < 1_000_000  # the repository's hook flags files over 1 MB
 
 
@@ -56,7 +56,7 @@ def _copy_inputs(cfg, train, holdout) -> Inputs:  # noqa: ANN001
     """A trial's inputs whose synthetic data are a verbatim copy of the training records."""
     return Inputs(train=train, holdout=holdout, synthetic=train, options=cfg.risk,
                   population_size=cfg.data.population_size,
-                  quasi_identifiers=cfg.data.quasi_identifiers, seed=cfg.study.seed,
+                  keys=cfg.data.keys, seed=cfg.study.seed,
                   study_seed=cfg.study.seed)
 
 
@@ -75,7 +75,7 @@ def test_the_demo_table_lets_m_bind(tmp_path):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_m_binds_with_a_sealed_audit_set_too(seed):
-    # train 0.5 / holdout 0.3 / audit 0.2 (DESIGN 13): the holdout, M's pool of non-members,
+    # train 0.5 / holdout 0.3 / audit 0.2 (design §13): the holdout, M's pool of non-members,
     # shrinks to 1,500 records and the attack sets with it; M must still bind
     frame = read_builtin("builtin:adult")
     train, holdout = parts(frame, train=0.5, holdout=0.3, seed=seed)

@@ -1,4 +1,4 @@
-"""The release gate (DESIGN 9.1): a synthesiser that returns its training data verbatim is
+"""The release gate (design §9.1): a synthesiser that returns its training data verbatim is
 never released, on the demo (5,000 people of Adult), Fair's survey, Adult, ACS and a 1,500-row
 table; copies of train-unique records never reach a release."""
 
@@ -25,7 +25,7 @@ def _config(tmp_path, frame: pd.DataFrame, *, population: int, keys, target, ext
     path = tmp_path / "study.toml"
     path.write_text(
         f'[data]\npath = "data.csv"\npopulation_size = {population}\n'
-        f'[study]\noutput = "out"\n[risk]\nrepeats = 20\ncap_keys = {list(keys)!r}\n'
+        f'[study]\noutput = "out"\n[risk]\nrepeats = 20\nattribute_keys = {list(keys)!r}\n'
         f'cap_targets = ["{target}"]\ninference_targets = ["{target}"]\n{extra_risk}\n'
         '[utility]\nmetric = "hellinger"\n'.replace("'", '"'))
     return config.load(path)
@@ -41,7 +41,7 @@ def _datasets(name: str):
     adult_keys = ["age", "sex", "race", "marital_status"]
     tables = {
         "demo": lambda: (read_builtin(str(demo.data.path)), demo.data.population_size,
-                         list(demo.risk.cap_keys), demo.risk.cap_targets[0]),
+                         list(demo.risk.attribute_keys), demo.risk.cap_targets[0]),
         "Fair": lambda: (read_builtin("builtin:fair"), 100_000,
                          ["age", "yrs_married", "children", "religious"], "affairs"),
         "Adult": lambda: (_or_skip(datasets.read_adult).iloc[:32_561], 48_842, adult_keys,
@@ -127,8 +127,8 @@ def test_a_copying_synthesiser_is_never_released(tmp_path, monkeypatch, capsys):
     path = write_config(tmp_path, n_trials=2, synthesizers=("cart",))
     text = path.read_text().replace('path = "builtin:fair"', 'path = "data.csv"')
     text = text.replace("population_size = 100000", "population_size = 48842")
-    text = text.replace('cap_keys = ["age", "yrs_married", "children", "religious"]',
-                        'cap_keys = ["age", "sex", "race"]').replace('"affairs"', '"income"')
+    text = text.replace('attribute_keys = ["age", "yrs_married", "children", "religious"]',
+                        'attribute_keys = ["age", "sex", "race"]').replace('"affairs"', '"income"')
     path.write_text(text)
     assert main(["run", str(path), "--no-progress"]) == 3
     err = capsys.readouterr().err

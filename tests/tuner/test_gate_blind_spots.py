@@ -77,7 +77,7 @@ def test_near_copies_fail_the_gate_that_exact_checks_pass(tmp_path):
 
 @pytest.mark.parametrize(("data", "risk_keys", "blind"), [
     ("", "", False),  # every column, h = 0: a copy scores M near 0.8
-    (f"quasi_identifiers = {SIX_KEYS!r}".replace("'", '"'), "", True),  # six keys
+    (f"keys = {SIX_KEYS!r}".replace("'", '"'), "", True),  # six keys
     ("", "hamming_threshold = 2", True),  # every column, h = 2
 ])
 def test_m_says_it_cannot_bind_when_even_a_copy_passes(tmp_path, data, risk_keys, blind):
@@ -96,7 +96,7 @@ def test_m_says_it_cannot_bind_when_even_a_copy_passes(tmp_path, data, risk_keys
     # the ceiling is what M reports for the training data themselves
     direct = risk.membership_disclosure(
         split.train, split.holdout, split.train, population_size=48842,
-        quasi_identifiers=cfg.data.quasi_identifiers and list(cfg.data.quasi_identifiers),
+        keys=cfg.data.keys and list(cfg.data.keys),
         hamming_threshold=cfg.risk.hamming_threshold, repeats=20, random_state=cfg.study.seed)
     assert ceiling == pytest.approx(direct.m)
 

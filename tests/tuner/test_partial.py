@@ -1,4 +1,4 @@
-"""Partial synthesis (issue 15, DESIGN 11): conditional sampling of every family, the config,
+"""Partial synthesis (issue 15, design §11): conditional sampling of every family, the config,
 identification risk as a constraint, and the gate in partial mode."""
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def test_continuous_kept_column_is_refused_for_rejection_families(table):
 # -- the configuration ---------------------------------------------------------------------
 
 def test_config_collects_every_partial_problem(tmp_path):
-    path = write_config(tmp_path, extra_risk='identification_known = ["religious"]\n'
+    path = write_config(tmp_path, extra_risk='identification_keys = ["religious"]\n'
                         'emr_limit = 3.0')
     text = path.read_text().replace('output = "out"', 'output = "out"\nsynthesize = []\n'
                                     'synthetic_sets = 0\nsample_size = 10')
@@ -143,12 +143,12 @@ def test_config_collects_every_partial_problem(tmp_path):
 
 
 def test_identification_needs_partial_synthesis(tmp_path):
-    path = write_config(tmp_path, extra_risk='identification_known = ["religious"]')
+    path = write_config(tmp_path, extra_risk='identification_keys = ["religious"]')
     path.write_text(path.read_text().replace('output = "out"',
                                              'output = "out"\nsynthetic_sets = 3'))
     with pytest.raises(config.ConfigError) as err:
         config.load(path)
-    assert "risk.identification_known applies to partially synthetic data" in str(err.value)
+    assert "risk.identification_keys applies to partially synthetic data" in str(err.value)
     assert "study.synthetic_sets = 3 needs study.synthesize" in str(err.value)
 
 
@@ -181,9 +181,9 @@ def test_partial_config_against_the_data(tmp_path):
 
 def test_known_synthesised_and_kept_targets_are_config_errors(tmp_path):
     with pytest.raises(config.ConfigError) as err:
-        _partial(tmp_path, ["affairs", "religious"], 'identification_known = ["religious"]')
+        _partial(tmp_path, ["affairs", "religious"], 'identification_keys = ["religious"]')
     msg = str(err.value)
-    assert "identification_known names synthesised column(s) ['religious']" in msg
+    assert "identification_keys names synthesised column(s) ['religious']" in msg
     assert "risk.cap_targets" not in msg  # affairs, the target, is synthesised
     with pytest.raises(config.ConfigError, match=r"risk.cap_targets names kept column\(s\) "
                                                  r"\['affairs'\]"):
@@ -214,7 +214,7 @@ def test_partial_trial_keeps_rows_and_constrains_identification(fair_partial):
     assert "dcr" not in ev.constraints and "fmr" not in ev.constraints  # fmr_floor unset
     metrics = ev.metrics()
     ident = risk.identification_risk(
-        ctx.split.train, ev.synthetic, known=kept, synthesized=["affairs", "religious"],
+        ctx.split.train, ev.synthetic, keys=kept, synthesized=["affairs", "religious"],
         radius={"affairs": 0.5}, missing="category")
     assert metrics["emr"] == pytest.approx(ident.expected_match_risk)
     assert metrics["tmr"] == pytest.approx(ident.true_match_rate)
@@ -272,9 +272,9 @@ def _draw_s(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
 
 
 def _gate(train, holdout, released, counterpart):
-    opts = config.RiskConfig({"identification_known": ["k1", "k2"]}, synthesized=("s",))
+    opts = config.RiskConfig({"identification_keys": ["k1", "k2"]}, synthesized=("s",))
     inp = PartialInputs(train=train, holdout=holdout, synthetic=released, options=opts,
-                        population_size=10**6, quasi_identifiers=None, seed=0, sets=(released,),
+                        population_size=10**6, keys=None, seed=0, sets=(released,),
                         holdout_synthetic=counterpart)
     return measures.MEASURES["partial_copies"].compute(inp).results[""]
 
@@ -304,13 +304,13 @@ def test_hu_acs_identification_through_the_measure():
     # 41.47 / 0.0006 / 0.96 (m = 3); the same numbers must come out of the tuner's measure
     org, syn = load_acs()
     synth = ("LANX", "WAOB", "DIS", "HICOV")
-    opts = config.RiskConfig({"identification_known": ["SEX", "RACE", "MAR"]},
+    opts = config.RiskConfig({"identification_keys": ["SEX", "RACE", "MAR"]},
                              synthesized=synth)
     empty = org.iloc[:0]
     for sets, emr, tmr, fmr in (((syn[0],), 41.37, 0.0005, 0.97),
                                 (tuple(syn), 41.47, 0.0006, 0.96)):
         inp = PartialInputs(train=org, holdout=empty, synthetic=pd.concat(sets), options=opts,
-                            population_size=10**6, quasi_identifiers=None, seed=0, sets=sets)
+                            population_size=10**6, keys=None, seed=0, sets=sets)
         out = measures.MEASURES["identification"].compute(inp)
         metrics = measures.MEASURES["identification"].flat_metrics(out)
         assert metrics["emr"] == pytest.approx(emr, abs=0.005)
@@ -357,7 +357,7 @@ def test_run_releases_kept_columns_as_collected_with_identification_risk(tmp_pat
     released = [r for r in client.search_runs([exp.experiment_id])
                 if r.data.tags.get("released") == "true"]
     assert released[0].data.metrics["tmr"] == pytest.approx(manifest["metrics"]["tmr"])
-    # the audit in partial mode (DESIGN 13): no membership game (membership is disclosed by
+    # the audit in partial mode (design §13): no membership game (membership is disclosed by
     # design), the partial gate on the sealed audit set, and identification risk of the
     # training records beside that of the audit records put through the same model
     audit = manifest["audit"]

@@ -36,7 +36,7 @@ def _options(cfg, changes):  # noqa: ANN001
 def _inputs(cfg, sp, synthetic, options) -> Inputs:  # noqa: ANN001
     return Inputs(train=sp.train, holdout=sp.holdout, synthetic=synthetic, options=options,
                   population_size=cfg.data.population_size,
-                  quasi_identifiers=cfg.data.quasi_identifiers, seed=5, study_seed=7,
+                  keys=cfg.data.keys, seed=5, study_seed=7,
                   release=True)
 
 

@@ -17,7 +17,7 @@ def _manifest(**changes) -> dict:
         "study": "adult-demo", "trial": 11, "synthesizer": "cart",
         "gate": {"released_records": 2498, "removed_records": 2, "replicated_uniques": "remove"},
         "config": {"m_threshold": 0.2, "copy_limit": 0.05, "dcr_limit": 0.1, "cap_limit": 0.05,
-                   "utility_metric": "quality_report", "quasi_identifiers": [f"c{i}" for i in
+                   "utility_metric": "quality_report", "keys": [f"c{i}" for i in
                                                                              range(15)]},
         "metrics": {"utility": 0.97471, "m": -0.05208, "m_copy_ceiling": 0.77450,
                     "copies_difference": 0.0008, "dcr_excess": 0.082,

@@ -202,7 +202,7 @@ n_trials = 1
 output = "out"
 [risk]
 repeats = 5
-cap_keys = ["âge: years", "yrs_married"]
+attribute_keys = ["âge: years", "yrs_married"]
 cap_targets = {json.dumps(targets)}
 inference_targets = {json.dumps(targets)}
 [utility]

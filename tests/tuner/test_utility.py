@@ -1,4 +1,4 @@
-"""Utility measures (DESIGN 7): known extremes and orderings."""
+"""Utility measures (design §7): known extremes and orderings."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Attribute disclosure: the CAP family (DESIGN 4), synthpop's ``disclosure()`` measures
-(Raab, Nowok & Dibben 2024; DESIGN 9.1) and ML attribute inference (DESIGN 5).
+"""Attribute disclosure: the CAP family (design §4), synthpop's ``disclosure()`` measures
+(Raab, Nowok & Dibben 2024; design §9.1) and ML attribute inference (design §5).
 
-The intruder knows ``cap_keys`` of a person and reads a sensitive target off the release.
+The intruder knows ``attribute_keys`` of a person and reads a sensitive target off the release.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ SYNTHPOP_MEASURES = tuple(m for m in DISCLOSURE_MEASURES if not m.endswith("_den
 def _cap(inp: Inputs) -> Outcome:
     o = inp.options
     return Outcome({
-        t: risk.cap(inp.train, inp.synthetic, keys=list(o["cap_keys"]), target=t,
+        t: risk.cap(inp.train, inp.synthetic, keys=list(o["attribute_keys"]), target=t,
                     holdout=inp.holdout, numeric_bins=o["numeric_bins"], missing="category")
         for t in o["cap_targets"]
     })
@@ -53,16 +53,16 @@ def _cap_report(label: str, c: Any, o: Mapping[str, Any]) -> list[ReportRow]:
 
 def _cap_checks(o: Mapping[str, Any]) -> list[str]:
     errors = []
-    if (o["cap_targets"] or o["inference_targets"]) and not o["cap_keys"]:
-        errors.append("risk.cap_keys must name the intruder's keys when targets are given")
-    clash = sorted(set(o["cap_keys"]) & (set(o["cap_targets"]) | set(o["inference_targets"])))
+    if (o["cap_targets"] or o["inference_targets"]) and not o["attribute_keys"]:
+        errors.append("risk.attribute_keys must name the intruder's keys when targets are given")
+    clash = sorted(set(o["attribute_keys"]) & (set(o["cap_targets"]) | set(o["inference_targets"])))
     if clash:
         errors.append(f"column(s) {clash} are both a key and a target in [risk]")
     return errors
 
 
 def _disclosure(inp: Inputs) -> Outcome:
-    keys = list(inp.options["cap_keys"])
+    keys = list(inp.options["attribute_keys"])
     return Outcome({t: risk.disclosure(inp.train, inp.synthetic, keys=keys, target=t)
                     for t in inp.options["cap_targets"]})
 
@@ -94,7 +94,7 @@ def _inference(inp: Inputs) -> Outcome:
     # seeded by the study's seed (ties between equidistant records): the attack trained on the
     # original is then the same for every trial and fitted once per process (risk.inference)
     o = inp.options
-    keys = list(o["cap_keys"])
+    keys = list(o["attribute_keys"])
     results: dict[str, risk.Result] = {}
     extra: dict[str, float] = {}
     for t in o["inference_targets"]:
@@ -138,7 +138,8 @@ SPECS = (
     MeasureSpec(
         "cap",
         options=(
-            Option("cap_keys", "columns", (), "what the intruder knows of a target"),
+            Option("attribute_keys", "columns", (),
+                   "what the intruder knows of a target, for CAP, DiSCO and inference"),
             Option("cap_targets", "columns", (), "sensitive columns read off the release"),
             Option("cap_limit", "float", 0.05, "CAP(train) - CAP(holdout) <= cap_limit",
                    difference_limit("cap_limit")),
@@ -169,7 +170,7 @@ SPECS = (
         "inference",
         options=(
             Option("inference_targets", "columns", (), "sensitive columns a k-NN predicts "
-                   "from cap_keys"),
+                   "from attribute_keys"),
             Option("inference_limit", "float", 0.05,
                    "inference risk(train) - (holdout) <= inference_limit",
                    difference_limit("inference_limit")),

@@ -57,7 +57,7 @@ class Inputs:
     synthetic: pd.DataFrame
     options: Mapping[str, Any]
     population_size: int
-    quasi_identifiers: tuple[str, ...] | None
+    keys: tuple[str, ...] | None
     seed: int
     removed_rows: int = 0  # synthetic records the gate removed before scoring (replicated uniques)
     sampled: pd.DataFrame | None = None  # the synthetic data as sampled, before the gate

@@ -1,4 +1,4 @@
-"""The release gate beside M (DESIGN 9.1): exact copies, replicated uniques, distance to the
+"""The release gate beside M (design §9.1): exact copies, replicated uniques, distance to the
 closest record.
 
 M by the partition method cannot see copies when key combinations or members per attack set

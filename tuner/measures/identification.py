@@ -1,4 +1,4 @@
-"""Identification risk of partially synthetic data (Reiter & Mitra 2009; Hu's lectures; DESIGN 6
+"""Identification risk of partially synthetic data (Reiter & Mitra 2009; Hu's lectures; design §6
 and 11), and what the other measures mean when most columns are real.
 
 References: J. P. Reiter, R. Mitra, "Estimating risks of identification disclosure in partially
@@ -6,8 +6,8 @@ synthetic data", Journal of Privacy and Confidentiality 1(1), 2009; J. Hu, Data
 Confidentiality course (Vassar College, 2020), "Methods for Risk Evaluation 1 and 2".
 
 The intruder (Reiter & Mitra's): knows, for every target, the true values of the *known*
-variables (``[risk] identification_known``; default the kept quasi-identifiers, i.e.
-``[data] quasi_identifiers`` or every column, less the synthesised ones) and of every
+variables (``[risk] identification_keys``; default the kept quasi-identifiers, i.e.
+``[data] keys`` or every column, less the synthesised ones) and of every
 synthesised variable, and matches them against the released rows. The targets are the
 training records (row i of every released set is training record i); the m released sets
 are scored each and averaged (``risk.identification_risk``). Constraints: the expected match
@@ -71,16 +71,16 @@ class TrialIdentification(risk.Result):
 
     release: risk.IdentificationResult
     unsynthesised: risk.IdentificationResult
-    known_is_default: bool  # identification_known unset: the kept quasi-identifiers
+    known_is_default: bool  # identification_keys unset: the kept quasi-identifiers
 
 
 def known_columns(options: Mapping[str, Any], columns: Sequence[str],
-                  quasi_identifiers: Sequence[str] | None) -> list[str]:
-    """The intruder's known variables: ``identification_known``, or the kept quasi-identifiers."""
-    if options["identification_known"]:
-        return list(options["identification_known"])
+                  keys: Sequence[str] | None) -> list[str]:
+    """The intruder's known variables: ``identification_keys``, or the kept quasi-identifiers."""
+    if options["identification_keys"]:
+        return list(options["identification_keys"])
     synth = set(synthesized(options))
-    return [c for c in (quasi_identifiers or columns) if c not in synth]
+    return [c for c in (keys or columns) if c not in synth]
 
 
 def radii(options: Mapping[str, Any], frame: pd.DataFrame) -> dict[str, float] | None:
@@ -95,11 +95,11 @@ def radii(options: Mapping[str, Any], frame: pd.DataFrame) -> dict[str, float] |
 
 
 def identification_options(options: Mapping[str, Any], train: pd.DataFrame,
-                           quasi_identifiers: Sequence[str] | None) -> dict[str, Any]:
+                           keys: Sequence[str] | None) -> dict[str, Any]:
     """The keyword arguments of :func:`risk.identification_risk` a study's options give: the
     same intruder and matching for the release and for the sealed audit set
     (tuner.release.audit_set)."""
-    return dict(known=known_columns(options, list(train.columns), quasi_identifiers),
+    return dict(keys=known_columns(options, list(train.columns), keys),
                 synthesized=list(synthesized(options)), radius=radii(options, train),
                 relative_radius=bool(options["identification_relative_radius"]),
                 missing="category")
@@ -108,11 +108,11 @@ def identification_options(options: Mapping[str, Any], train: pd.DataFrame,
 def _identification(inp: Inputs) -> Outcome:
     assert isinstance(inp, PartialInputs) and inp.sets
     o = inp.options
-    kwargs = identification_options(o, inp.train, inp.quasi_identifiers)
+    kwargs = identification_options(o, inp.train, inp.keys)
     release = risk.identification_risk(inp.train, list(inp.sets), **kwargs)
     unsynthesised = risk.identification_risk(inp.train, inp.train, **kwargs)
     return Outcome({"": TrialIdentification(release, unsynthesised,
-                                            not o["identification_known"])})
+                                            not o["identification_keys"])})
 
 
 def _metrics(r: Any) -> dict[str, float]:
@@ -133,7 +133,7 @@ def _per_set(values: Sequence[float]) -> str:
 def _report(label: str, r: Any, o: Mapping[str, Any]) -> list[ReportRow]:
     rel, raw = r.release, r.unsynthesised
     n, m = rel.n_targets, rel.n_sets
-    known = ", ".join(rel.known) + (" (default: the kept quasi-identifiers)"
+    known = ", ".join(rel.keys) + (" (default: the kept quasi-identifiers)"
                                     if r.known_is_default else "")
     who = (f"An intruder who knows {known} and the true {', '.join(rel.synthesized)} of each of "
            f"the {n} training records and matches them against the {m} released set(s)")
@@ -185,15 +185,15 @@ def _checks(o: Mapping[str, Any]) -> list[str]:
     errors = []
     synth = synthesized(o)
     if not synth:
-        given = [k for k in ("identification_known", "identification_radius") if o[k]]
+        given = [k for k in ("identification_keys", "identification_radius") if o[k]]
         if given:
             errors.append(f"risk.{given[0]} applies to partially synthetic data (row i of the "
                           "release is training record i); set study.synthesize to the columns "
                           "to synthesise")
         return errors
-    both = sorted(set(o["identification_known"]) & set(synth))
+    both = sorted(set(o["identification_keys"]) & set(synth))
     if both:
-        errors.append(f"risk.identification_known names synthesised column(s) {both}; the "
+        errors.append(f"risk.identification_keys names synthesised column(s) {both}; the "
                       "intruder's known variables are kept columns (the synthesised ones are "
                       "matched on their true values anyway)")
     for key in ("cap_targets", "inference_targets"):
@@ -206,14 +206,14 @@ def _checks(o: Mapping[str, Any]) -> list[str]:
 
 
 def data_problems(options: Mapping[str, Any], frame: pd.DataFrame,
-                  quasi_identifiers: Sequence[str] | None) -> list[str]:
+                  keys: Sequence[str] | None) -> list[str]:
     """What the options cannot do with these data (empty when fine): checked before any trial."""
     synth = synthesized(options)
     if not synth or any(c not in frame.columns for c in synth):
         return []  # full synthesis, or unknown columns (said by tuner.config.check_data)
     errors = []
-    if not known_columns(options, list(frame.columns), quasi_identifiers):
-        errors.append("risk.identification_known is unset and every quasi-identifier is "
+    if not known_columns(options, list(frame.columns), keys):
+        errors.append("risk.identification_keys is unset and every quasi-identifier is "
                       "synthesised: name the intruder's known variables among the kept columns")
     from tuner.data import sdtype
 
@@ -232,8 +232,9 @@ def data_problems(options: Mapping[str, Any], frame: pd.DataFrame,
 
 
 OPTIONS = (
-    Option("identification_known", "columns", (),
-           "the intruder's known variables (kept columns); default: the kept quasi-identifiers"),
+    Option("identification_keys", "columns", (),
+           "what the intruder knows of a target among the kept columns; default: data.keys "
+           "less the synthesised columns"),
     Option("identification_radius", "float", None,
            "continuous synthesised values within this radius of the truth match (strictly)",
            _positive("identification_radius", math.inf)),

@@ -1,4 +1,4 @@
-"""Membership disclosure by the partition method (El Emam, Mosquera & Fang 2022; DESIGN 3).
+"""Membership disclosure by the partition method (El Emam, Mosquera & Fang 2022; design §3).
 
 **The copy ceiling.** M can be blind whatever the number of members per attack set: with few
 distinct key combinations, or a generous Hamming threshold, holdout records share the training
@@ -42,10 +42,10 @@ def _membership(inp: Inputs, synthetic: pd.DataFrame, seed: int, *,
     """M of ``synthetic``; ``curve``: F1 at every threshold too (the release's report), else
     distances only up to h (a hash join at h = 0; M, F1, precision, recall are the same)."""
     o = inp.options
-    qis = list(inp.quasi_identifiers) if inp.quasi_identifiers else None
+    qis = list(inp.keys) if inp.keys else None
     return risk.membership_disclosure(
         inp.train, inp.holdout, synthetic, population_size=inp.population_size,
-        quasi_identifiers=qis, hamming_threshold=o["hamming_threshold"], repeats=o["repeats"],
+        keys=qis, hamming_threshold=o["hamming_threshold"], repeats=o["repeats"],
         numeric_bins=o["numeric_bins"], m_threshold=o["m_threshold"], random_state=seed,
         curve=curve,
     )
@@ -60,7 +60,7 @@ def copy_ceiling(inp: Inputs) -> float:
     o = inp.options
     key = (int(pd.util.hash_pandas_object(inp.train).sum()),
            int(pd.util.hash_pandas_object(inp.holdout).sum()), len(inp.train),
-           len(inp.holdout), inp.population_size, inp.quasi_identifiers,
+           len(inp.holdout), inp.population_size, inp.keys,
            o["hamming_threshold"], o["repeats"], o["numeric_bins"], inp.study_seed)
     if key not in _CEILINGS:
         _CEILINGS[key] = _membership(inp, inp.train, inp.study_seed, curve=False).m

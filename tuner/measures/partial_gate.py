@@ -1,4 +1,4 @@
-"""The release gate in partial synthesis (DESIGN 9.1 and 11): which checks apply when the kept
+"""The release gate in partial synthesis (design §9.1 and 11): which checks apply when the kept
 columns are real, and how.
 
 What an intruder does with a partially synthetic release: the kept columns of row i *are*
@@ -6,7 +6,7 @@ training record i's, so there is nothing to learn from finding a real record's k
 in it (they were published on purpose). The disclosure is in the synthesised columns: a row
 whose synthesised values are its own record's true ones, found through the variables the
 intruder knows. So the gate's copy checks are restricted to the intruder's columns, the known
-variables and the synthesised ones (``identification_known`` + ``synthesize``), and compared
+variables and the synthesised ones (``identification_keys`` + ``synthesize``), and compared
 like for like:
 
 * **Exact copies** (constraint ``copies``, limit ``copy_limit``): the share of released rows
@@ -96,7 +96,7 @@ def _copies(inp: Inputs, bins: int | None) -> PartialCopiesResult:
     assert isinstance(inp, PartialInputs) and inp.holdout_synthetic is not None
     o = inp.options
     synth = list(synthesized(o))
-    cols = [*known_columns(o, list(inp.train.columns), inp.quasi_identifiers), *synth]
+    cols = [*known_columns(o, list(inp.train.columns), inp.keys), *synth]
     real = pd.concat([inp.train[synth], inp.holdout[synth]], ignore_index=True)
     (train, *sets), binned = _binned(real, [inp.train[synth], *(s[synth] for s in inp.sets)],
                                      synth, bins)

@@ -1,4 +1,4 @@
-"""The release audit (DESIGN 13): the candidate's gate on the sealed audit set, then a
+"""The release audit (design §13): the candidate's gate on the sealed audit set, then a
 per-record membership audit that knows the generator, before anything is written.
 
 1. :func:`tuner.release.audit_set.audit_set_check`: the gate's holdout-based constraints on records
@@ -51,7 +51,7 @@ from tuner.seeding import derive
 from tuner.synthesis.synthesizers import synthesize
 
 AUDIT_PREFIX = attrs.AUDIT_PREFIX
-AUDIT_SEED = 13  # the component of the study seed that seeds the audit (DESIGN 13)
+AUDIT_SEED = 13  # the component of the study seed that seeds the audit (design §13)
 DP_FAMILIES = ("mst", "aim")
 NEIGHBOURS = 5  # k of the vulnerability score (Meeus et al. 2023)
 

@@ -1,4 +1,4 @@
-"""The release's gate scored again on the sealed audit set (DESIGN 13, step 1).
+"""The release's gate scored again on the sealed audit set (design §13, step 1).
 
 Every trial's constraints are measured against the holdout, and the release is the best of many
 trials on those numbers: its holdout values are biased in its favour (the winner's curse). The
@@ -75,7 +75,7 @@ def _partial_again(ctx: Context, sealed: Split, ev: Evaluation, threads: int
                               "the release's, so its audit-set counterparts would not be "
                               "comparable; not checked on the audit set"}
     again = score_partial(cfg, sealed, part, seed=ev.seed, release=True)
-    kwargs = identification_options(cfg.risk, sealed.train, cfg.data.quasi_identifiers)
+    kwargs = identification_options(cfg.risk, sealed.train, cfg.data.keys)
     members = ev.results("identification")[""].release  # type: ignore[attr-defined]
     others = risk.identification_risk(sealed.holdout, [part.holdout], **kwargs)
 

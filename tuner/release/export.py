@@ -1,4 +1,4 @@
-"""Release candidate (DESIGN section 9): the best feasible trial, re-created and exported.
+"""Release candidate (design §9): the best feasible trial, re-created and exported.
 
 The synthetic data are made again and checked by :mod:`tuner.release.recreate`: data that are not
 the trial's, or that fail a constraint because the limits changed, stop the export loudly; the
@@ -273,7 +273,7 @@ def _figures(ev: Evaluation, ctx: Context, folder: Path) -> dict[str, str]:
     plots.save_figure(plots.f1_curve(m.f1_by_threshold, m.f_naive, m.hamming_threshold),
                       folder / "f1_curve.png")
     figures = {"Adversary F1 against the Hamming threshold": "f1_curve.png"}
-    keys = list(ctx.cfg.risk.cap_keys)
+    keys = list(ctx.cfg.risk.attribute_keys)
     for i, t in enumerate(ctx.cfg.risk.cap_targets):
         kw: dict[str, Any] = dict(keys=keys, target=t, numeric_bins=ctx.cfg.risk.numeric_bins,
                                   missing="category")

@@ -1,4 +1,4 @@
-"""The release's manifest (DESIGN section 9): what the release is, how it was made and measured.
+"""The release's manifest (design §9): what the release is, how it was made and measured.
 
 No data values: fingerprints, synthesiser, parameters, seeds, package versions, every metric and
 interval, each constraint and whether it passed, and (partial synthesis) what was kept.
@@ -73,7 +73,7 @@ def manifest(ev: Evaluation, ctx: Context, best: optuna.trial.FrozenTrial,
                   "rows_file": f"../{SPLIT_FILE} (confidential: never share it)"},
         "config": {k: list(v) if isinstance(v, tuple) else v for k, v in cfg.risk.items()}
         | {"utility_metric": cfg.utility.metric,
-           "quasi_identifiers": list(cfg.data.quasi_identifiers or ctx.frame.columns)},
+           "keys": list(cfg.data.keys or ctx.frame.columns)},
         "gate": {
             "replicated_uniques": cfg.risk.replicated_uniques,
             "removed_records": int(ev.metrics().get("replicated_uniques_removed", 0)),

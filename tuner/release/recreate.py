@@ -1,4 +1,4 @@
-"""The best feasible trial's data made again for its release, and checked (DESIGN section 9).
+"""The best feasible trial's data made again for its release, and checked (design §9).
 
 Nothing was pickled: the data are drawn again from the trial's synthesiser, parameters, seed and
 thread count, and scored again, every synthetic record where the trial scored a sample (DCR,

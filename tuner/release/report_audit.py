@@ -1,4 +1,4 @@
-"""The release report's audit section (DESIGN 13): what the intruder knew, what it achieved on
+"""The release report's audit section (design §13): what the intruder knew, what it achieved on
 the most exposed people, the epsilon lower bound, and the audit set beside the holdout.
 Rendered from the manifest's ``audit`` entry alone (no data), as the rest of the report."""
 

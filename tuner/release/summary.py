@@ -68,7 +68,10 @@ def _membership_lines(m: Mapping[str, Any]) -> list[str]:
     level, repeats = _num(mem.get("m_spread_level")), _num(mem.get("repeats"))
     spread = (f"; {level:.0%} of the {repeats:.0f} attack sets gave {low:.4f} to {high:.4f}"
               if all(map(math.isfinite, (low, high, level, repeats))) else "")
-    keys, h = m.get("config", {}).get("quasi_identifiers"), _num(mem.get("hamming_threshold"))
+    config = m.get("config", {})
+    # a manifest written before the keys were renamed says "quasi_identifiers"
+    keys = config.get("keys", config.get("quasi_identifiers"))
+    h = _num(mem.get("hamming_threshold"))
     who = (f"an intruder holding {len(keys)} quasi-identifiers of a person" if keys
            else "an intruder holding a person's record")
     match = ("" if not math.isfinite(h) else ", matched exactly (h = 0)" if h == 0 else

@@ -1,4 +1,4 @@
-"""One trial's data, scored (DESIGN section 2): fit on train, sample, U, every risk, the loss.
+"""One trial's data, scored (design §2): fit on train, sample, U, every risk, the loss.
 
 The loss is the risk-utility loss of El Emam et al. (2022). The risks are the enabled measures
 of :data:`tuner.measures.MEASURES`, each with its constraints (feasible when <= 0). Every
@@ -133,7 +133,7 @@ def _check_usable(synthetic: pd.DataFrame, train: pd.DataFrame) -> pd.DataFrame:
 
 
 def utility_score(cfg: Config, split: Split, synthetic: pd.DataFrame, seed: int) -> float:
-    """U of ``synthetic`` by the configured utility metric (DESIGN 7)."""
+    """U of ``synthetic`` by the configured utility metric (design §7)."""
     metric = cfg.utility.metric
     if metric == "quality_report":
         return util.quality_report(split.train, synthetic)
@@ -170,7 +170,7 @@ def score(cfg: Config, split: Split, synthetic: pd.DataFrame, *, seed: int,
     utility_seconds = time.perf_counter() - start
     inputs = measures.Inputs(
         train=train, holdout=holdout, synthetic=coded_synthetic, options=cfg.risk,
-        population_size=cfg.data.population_size, quasi_identifiers=cfg.data.quasi_identifiers,
+        population_size=cfg.data.population_size, keys=cfg.data.keys,
         seed=seed, removed_rows=removed, sampled=coded_sampled, study_seed=cfg.study.seed,
         release=release)
     try:
@@ -204,7 +204,7 @@ def score_partial(cfg: Config, split: Split, part: PartialSynthesis, *,
     stacked = pd.concat(sets, ignore_index=True)
     inputs = PartialInputs(
         train=split.train, holdout=split.holdout, synthetic=stacked, options=cfg.risk,
-        population_size=cfg.data.population_size, quasi_identifiers=cfg.data.quasi_identifiers,
+        population_size=cfg.data.population_size, keys=cfg.data.keys,
         seed=seed, sampled=stacked, study_seed=cfg.study.seed, sets=sets,
         holdout_synthetic=part.holdout, release=release)
     return _measured(cfg, inputs, utility, utility_seconds) | {"synthetic": sets[0],

@@ -1,4 +1,4 @@
-"""Utility U in [0, 1], higher is better (DESIGN section 7)."""
+"""Utility U in [0, 1], higher is better (design §7)."""
 
 from __future__ import annotations
 

@@ -66,7 +66,7 @@ def partial_problems(cfg: Config, frame: pd.DataFrame) -> list[str]:
         return []
     problems = [p for name in cfg.study.synthesizers
                 if (p := conditioning_problem(name, frame, cfg.study.synthesize))]
-    return problems + identification.data_problems(cfg.risk, frame, cfg.data.quasi_identifiers)
+    return problems + identification.data_problems(cfg.risk, frame, cfg.data.keys)
 
 
 def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:

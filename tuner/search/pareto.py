@@ -1,6 +1,6 @@
 """Pareto mode: the utility-risk front of a study, and the rule that picks the release from it.
 
-``[study] mode = "pareto"`` runs a two-objective study (maximise U, minimise M; DESIGN 7 and 3)
+``[study] mode = "pareto"`` runs a two-objective study (maximise U, minimise M; design §7 and 3)
 instead of minimising the risk-utility loss, so the whole front is traced, as DPareto does for
 privacy budgets (Avent, Gonzalez, Diethe, Paleyes & Balle, "Automatic discovery of
 privacy-utility Pareto fronts", PoPETs 2020(4)). Every constraint still applies: a trial that
@@ -11,7 +11,7 @@ The release is the front point the config's rule picks (``[study] pareto_pick``)
 
 * ``"utility"`` (default): the most useful feasible point. Every front point already passed
   M <= m_threshold and the gate, so the custodian takes the most utility the limits allow;
-* ``"loss"``: the lowest risk-utility loss (DESIGN 3.1), as the single-objective mode ranks;
+* ``"loss"``: the lowest risk-utility loss (design §3.1), as the single-objective mode ranks;
 * ``"risk"``: the lowest M (the most cautious point, whatever its utility).
 
 Ties are broken by the other objective, then by the lower trial number.

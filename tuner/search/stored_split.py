@@ -1,8 +1,9 @@
 """How an existing study split its data, read from its storage before anything else opens it.
 
 A study records its split fractions when it is created (study attribute ``split``), so that every
-later process makes the same split. A study created before the sealed audit set existed (DESIGN
-13) has no such record: its holdout is every record not in training, and it keeps it (its trials
+later process makes the same split. A study created before the sealed audit set existed
+(design §13) has no such record: its holdout is every record not in training, and it keeps
+it (its trials
 were scored on it); it has no audit set, and its release says so. The split must be known before
 the context is made (trials read it), so this peeks at the storage with Optuna alone, creating
 nothing: no file, no schema, no study.

@@ -1,4 +1,4 @@
-"""Sequential CART synthesis, as in R's synthpop (DESIGN section 8), as an SDV synthesiser.
+"""Sequential CART synthesis, as in R's synthpop (design §8), as an SDV synthesiser.
 
 References: J. P. Reiter, "Using CART to generate partially synthetic public use microdata",
 Journal of Official Statistics 21(3), 2005; B. Nowok, G. M. Raab, C. Dibben, "synthpop:

@@ -2,7 +2,7 @@
 
 Adding a synthesiser is one entry in :data:`SYNTHESIZERS`: how to load its class (lazily, so that
 reading a config does not import SDV or torch), its search space (parameter -> Optuna
-distribution, DESIGN 8) and what it takes (threads, a device, epochs, a seed argument).
+distribution, design §8) and what it takes (threads, a device, epochs, a seed argument).
 
 A config may *narrow* a space (``[space.ctgan] epochs = [5, 20]`` or a subset of choices), never
 widen it (:func:`tuner.synthesis.spaces.narrow`). Values Optuna cannot store (tuples of layer

@@ -1,4 +1,4 @@
-"""Partial synthesis (DESIGN 11): only the named columns are synthesised, the others are
+"""Partial synthesis (design §11): only the named columns are synthesised, the others are
 released as collected, row by row.
 
 References: J. P. Reiter, "Inference for partially synthetic, public use microdata sets", Survey

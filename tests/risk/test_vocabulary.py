@@ -1,0 +1,106 @@
+"""One vocabulary across risk's public API (issue 27): ``train`` is the real frame the
+generator was fitted on, ``keys`` what the intruder knows; the old names still work for one
+release and warn, naming the new one."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import risk
+
+OLD = {"original": "train", "real": "train", "quasi_identifiers": "keys", "known": "keys"}
+FUNCTIONS = [getattr(risk, n) for n in risk.__all__ if inspect.isfunction(getattr(risk, n))]
+RESULTS = [getattr(risk, n) for n in risk.__all__
+           if inspect.isclass(getattr(risk, n)) and dataclasses.is_dataclass(getattr(risk, n))]
+
+
+@pytest.mark.parametrize("fn", FUNCTIONS, ids=lambda f: f.__name__)
+def test_no_public_function_takes_an_old_name(fn):
+    params = set(inspect.signature(fn).parameters)
+    assert not params & set(OLD), (fn.__name__, params & set(OLD))
+    for old, new in getattr(fn, "renamed_arguments", {}).items():
+        assert OLD[old] == new and new in params, (fn.__name__, old, new)
+
+
+@pytest.mark.parametrize("cls", RESULTS, ids=lambda c: c.__name__)
+def test_no_result_field_has_an_old_name(cls):
+    names = {f.name for f in dataclasses.fields(cls)}
+    assert not names & (set(OLD) | {"n_original"}), (cls.__name__, names & set(OLD))
+
+
+def _frames():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.integers(0, 3, 60), "b": rng.integers(0, 2, 60),
+                          "t": rng.integers(0, 2, 60)})
+    return frame.iloc[:30].reset_index(drop=True), frame.iloc[30:].reset_index(drop=True)
+
+
+def _calls():
+    train, other = _frames()
+    return {
+        "cap": (risk.cap, (), dict(train=train, synthetic=other, keys=["a", "b"], target="t")),
+        "cap_per_record": (risk.cap_per_record, (),
+                           dict(train=train, synthetic=other, keys=["a", "b"], target="t")),
+        "disclosure": (risk.disclosure, (),
+                       dict(train=train, synthetic=other, keys=["a", "b"], target="t")),
+        "attribute_inference": (risk.attribute_inference, (),
+                                dict(train=train, synthetic=other, keys=["a", "b"],
+                                     target="t", random_state=0)),
+        "identification_risk": (risk.identification_risk, (),
+                                dict(train=train, synthetic=other, keys=["a"],
+                                     synthesized=["b"])),
+        "hellinger_utility": (risk.hellinger_utility, (), dict(train=train, synthetic=other)),
+        "membership_disclosure": (risk.membership_disclosure, (train, other, other),
+                                  dict(keys=["a", "b"], sampling_fraction=0.3, repeats=3,
+                                       random_state=0)),
+        "membership_distances": (risk.membership_distances, (train, other), dict(keys=["a"])),
+    }
+
+
+def _same(a, b):
+    if isinstance(a, pd.Series):
+        pd.testing.assert_series_equal(a, b)
+    elif isinstance(a, risk.Result):
+        assert pd.Series(a.to_dict()).equals(pd.Series(b.to_dict()))  # NaN equals NaN
+    else:
+        assert a == b
+
+
+def test_every_renamed_argument_is_exercised():
+    renamed = {f.__name__ for f in FUNCTIONS if getattr(f, "renamed_arguments", None)}
+    assert renamed == set(_calls())
+
+
+@pytest.mark.parametrize("name", sorted(_calls()))
+def test_an_old_argument_name_warns_and_gives_the_same_result(name):
+    fn, args, kwargs = _calls()[name]
+    new = fn(*args, **kwargs)
+    for old, current in fn.renamed_arguments.items():
+        if current not in kwargs:
+            continue
+        moved = {(old if k == current else k): v for k, v in kwargs.items()}
+        with pytest.warns(DeprecationWarning, match=rf"'{old}' is now called '{current}'"):
+            _same(fn(*args, **moved), new)
+        with pytest.raises(TypeError, match=rf"got both '{old}'.*pass '{current}' only"):
+            fn(*args, **kwargs, **{old: kwargs[current]})
+
+
+def test_old_result_field_names_warn_and_read_the_new_field():
+    train, other = _frames()
+    mem = risk.membership_disclosure(train, other, other, keys=["a", "b"],
+                                     sampling_fraction=0.3, repeats=3, random_state=0)
+    ident = risk.identification_risk(train, other, keys=["a"], synthesized=["b"])
+    cap = risk.cap(train, other, keys=["a", "b"], target="t")
+    for res, old, new in [(mem, "quasi_identifiers", "keys"), (ident, "known", "keys"),
+                          (cap, "n_original", "n_train")]:
+        with pytest.warns(DeprecationWarning, match=rf"\.{old} is now called {new}"):
+            assert getattr(res, old) == getattr(res, new)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert mem.keys == ("a", "b") and cap.n_train == 30
