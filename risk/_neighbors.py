@@ -18,13 +18,13 @@ Where hashing stops only changes the time, never a distance (the tests force eve
 
 Memory above the inputs, for n_r reference rows: the row keys, their hash factorisation, a
 narrowest-dtype copy of the distinct reference rows and the keys along the tree of column sets
-of the level being hashed, with its hash table: at most about 160 bytes per reference row
-(153 MiB measured for 1,000,000 rows, p = 15); plus, while the product runs, at most
+of the level being hashed, with its hash table: at most about 160 bytes per reference row;
+plus, while the product runs, at most
 ``_ONE_HOT_BYTES`` (32 MiB) of reference one-hot, as much of query one-hot and
 ``_PRODUCT_BYTES`` (64 MiB) of equal-column counts. So about 128 MiB + 160 bytes per reference
-(and per query) row (198 MiB measured for 1,000,000 reference rows needing the product),
-where the former algorithm held the whole reference one-hot, 4 x (sum of the cardinalities)
-bytes per distinct reference row (880 for Adult).
+(and per query) row (measured on 1,000,000 rows: block ``bench_membership`` of
+``experiments/benchmarks/RESULTS.md``), where the former algorithm held the whole reference
+one-hot, 4 x (sum of the cardinalities) bytes per distinct reference row (880 for Adult).
 """
 
 from __future__ import annotations

@@ -47,8 +47,9 @@ record).
 Cost: the fits (``targets x shadows`` or ``shadows``), run over ``n_jobs`` processes (joblib;
 ``fit_sample`` must then be picklable by cloudpickle, as a lambda or a function is); the
 vulnerability scores are an exact k-nearest-neighbour search over the training records in
-bounded blocks, about 20 s for 24,000 Adult records on 2 cores, quadratic in the records
-(above ``MAX_CANDIDATES`` the targets are sought among a seeded sample of that many).
+bounded blocks, quadratic in the records (above ``MAX_CANDIDATES`` the targets are sought
+among a seeded sample of that many). Measured on all of Adult: block ``bench_audit`` of
+``experiments/benchmarks/RESULTS.md``.
 """
 
 from __future__ import annotations

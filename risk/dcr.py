@@ -40,9 +40,8 @@ a synthetic x real matrix held at once. Identical rows are collapsed, records ar
 the values of their non-numeric columns, the groups within one or two unequal values of each
 other are found by hash joins, the numeric part is searched only in the groups that can still
 hold the closest record (with an exact k-d tree in L1 for large groups), and memory is bounded
-by fixed block sizes: measured by ``experiments/benchmarks/bench_gate.py``, about 360 MiB
-above the inputs and 4 s for 1,000,000 synthetic Adult rows, and 0.2 s for 20,000 x (20,000 +
-20,000) Adult rows on 2 cores.
+by fixed block sizes (time and memory on up to 1,000,000 synthetic Adult rows: block
+``bench_gate`` of ``experiments/benchmarks/RESULTS.md``).
 """
 
 from __future__ import annotations

@@ -18,8 +18,9 @@ properties, each the mean of per-column or per-pair scores:
   score is undefined (a constant column, no rows), is left out of the mean, as the report
   leaves it out.
 
-SDMetrics loops over columns and pairs with pandas group-bys (about 1.3 s on 20,000 Adult rows);
-here every column is coded to integers once and each pair is one ``np.bincount``. The scores
+SDMetrics loops over columns and pairs with pandas group-bys (its time beside ours:
+``docs/usage.md``); here every column is coded to integers once and each pair is one
+``np.bincount``. The scores
 equal SDMetrics' to rounding (``tests/tuner/test_quality.py`` checks it on the shared data sets
 and on random frames). One deliberate difference: above 50,000 rows SDMetrics scores each
 contingency pair on an *unseeded* random subsample of 50,000 rows, so its score changes from call

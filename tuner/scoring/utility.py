@@ -51,9 +51,8 @@ def _prepared(real: pd.DataFrame, sdtypes: dict[str, str]) -> QualityReport:
 def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame) -> float:
     """SDMetrics' Quality Report overall score on one table (column shapes and pair trends).
 
-    Computed by :mod:`tuner.scoring.quality` (the same number, about 25 times faster per trial once
-    the
-    real table is prepared); by SDMetrics itself where a column is a datetime."""
+    Computed by :mod:`tuner.scoring.quality` (the same number, faster once the real table is
+    prepared: ``docs/usage.md``); by SDMetrics itself where a column is a datetime."""
     sdtypes = {str(c): sdtype(real[c]) for c in real.columns}
     if not supports(sdtypes) or list(sdtypes) != list(real.columns):
         return float(_quality(real, synthetic).get_score())

@@ -17,8 +17,8 @@ family conditions is data in its :class:`tuner.synthesis.families.SynthesizerSpe
 * ``"native"``: the class's ``sample_remaining_columns`` conditions exactly. Our CART fits its
   trees on the kept columns first (``keep``) and draws every row in one pass. SDV's Gaussian
   copula conditions the copula's normal on the kept values, one distinct kept combination at a
-  time: on Hu's ACS (5,000 training records, 5 kept columns, 172 distinct combinations) 10.8 s
-  against 0.06 s for 5,000 rows unconditionally (measured on 2 cores, SDV 2.0.0).
+  time, so it costs far more than sampling unconditionally (measured on Hu's ACS in
+  ``experiments/partial_synthesis/README.md``).
 * ``"reject"``: the model samples only jointly (SDV's CTGAN, TVAE, CopulaGAN raise
   ``NotImplementedError`` for conditions; MST and AIM too), so a draw is a draw from the
   conditional only where its kept values equal the row's. SDV's ``sample_remaining_columns``
