@@ -216,3 +216,30 @@ def test_a_gaussian_copula_release_on_adult_passes_the_audit(tmp_path):
     assert audit["verdict"] == "passed" and mem["design"] == "per_target"
     assert mem["tpr_at_1pct_interval"][1] <= 0.3 and mem["fits"] == 160
     assert audit["audit_set"]["available"] and not audit["audit_set"]["failed"]
+
+
+def test_dcr_on_the_audit_set_is_put_on_the_holdouts_scale():
+    # a release copying 20 % of its training records, the rest fresh records: against the
+    # smaller audit set the raw excess is smaller (q (1 - b) with a larger b), which would make
+    # the sealed check more lenient than the trials' gate; rescaled, the two agree
+    import risk
+    from tuner.data import read_builtin
+    from tuner.measures import MEASURES
+
+    (bound,) = MEASURES["dcr"].bounds
+    frame = read_builtin("builtin:adult")
+    raw, rescaled = [], []
+    for seed in range(8):
+        rows = np.random.default_rng(seed).permutation(len(frame))
+        train, holdout, audit, fresh = (frame.iloc[rows[a:b]].reset_index(drop=True) for a, b in
+                                        ((0, 1500), (1500, 2400), (2400, 3000), (3000, 4200)))
+        release = pd.concat([fresh, train.sample(n=300, random_state=seed)], ignore_index=True)
+        seen, other = (risk.distance_to_closest_record(train, release, holdout=ref,
+                                                       random_state=seed)
+                       for ref in (holdout, audit))
+        value, interval = bound.rescale(other, seen)
+        assert interval.low <= value <= interval.high
+        raw.append(other.excess - seen.excess)
+        rescaled.append(value - seen.excess)
+    assert np.mean(raw) < -0.01  # 0.2 x (0.625 - 0.714) = -0.018 expected
+    assert abs(np.mean(rescaled)) < 0.006, (np.mean(raw), np.mean(rescaled))

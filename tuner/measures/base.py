@@ -40,6 +40,11 @@ class Bound:
     # the metric's interval from its result, for the measures that compare with the holdout
     # (the release shows them beside the sealed audit set's); None: no interval
     interval: Callable[[Any], risk.Interval | None] | None = None
+    # the metric (and interval) of a result scored against another set of real records, put on
+    # the scale of the result the trials saw: ``rescale(other, seen)``. For a metric whose
+    # value for the same release depends on the size of the set it is compared with (DCR's
+    # excess: the release's audit-set check); None: comparable as it is
+    rescale: Callable[[Any, Any], tuple[float, risk.Interval | None]] | None = None
 
     def value(self, metric: float, options: Mapping[str, Any]) -> float:
         if metric is None or not math.isfinite(metric):

@@ -151,6 +151,21 @@ def _excess_interval(r: Any) -> risk.Interval:
     return risk.Interval(i.low - r.baseline, i.high - r.baseline, i.level, i.method)
 
 
+def _dcr_on_scale(other: Any, seen: Any) -> tuple[float, risk.Interval]:
+    """DCR's excess against another reference set (the sealed audit set), on the scale of the
+    one the trials saw. A release of which a share q is drawn to training records and the rest
+    is like fresh records has excess q (1 - b), b = n_train / (n_train + n_reference): the same
+    leak shows a smaller excess against fewer reference records (1,200 audit records against
+    1,800 holdout records under the default split: 0.286 q instead of 0.375 q). So the
+    excess is multiplied by (1 - b_seen) / (1 - b_other) (checked in
+    ``experiments/release_audit/README.md``: with copies of 10 % and 20 % of the training
+    records the raw shift is -0.008 and -0.017, the rescaled one +0.002)."""
+    factor = (1.0 - seen.baseline) / (1.0 - other.baseline)
+    i = _excess_interval(other)
+    return other.excess * factor, risk.Interval(i.low * factor, i.high * factor, i.level,
+                                               f"{i.method}, rescaled")
+
+
 def _dcr_report(label: str, r: Any, o: Mapping[str, Any]) -> list[ReportRow]:
     return [ReportRow(
         "distance to closest record: share closer to train",
@@ -230,7 +245,8 @@ SPECS = (
         enabled=lambda o: not synthesized(o),
         compute=_dcr,
         metrics=_dcr_metrics,
-        bounds=(Bound("dcr", "dcr_excess", "dcr_limit", interval=_excess_interval),),
+        bounds=(Bound("dcr", "dcr_excess", "dcr_limit", interval=_excess_interval,
+                      rescale=_dcr_on_scale),),
         report=_dcr_report,
         sampled=True,  # DCR_SAMPLE records per trial, every record at release
     ),

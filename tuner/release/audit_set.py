@@ -105,18 +105,33 @@ def _side_by_side(ctx: Context, ev: Evaluation, again: dict[str, Any]) -> dict[s
         if found is not None and not found[0].reads_holdout:
             continue  # the same number on any holdout (DiSCO, unique copies)
         bound = before[0]
+        raw = after[1]
+        if bound.rescale is not None and found is not None:
+            value, interval = bound.rescale(_result(name, found[0].name, again["outcomes"]),
+                                            _result(name, found[0].name, ev.outcomes))
+            after = (bound, value, interval)
+            sealed_value = bound.value(value, ctx.cfg.risk)
         passed = bool(sealed_value <= 0)
         rows.append({"constraint": name, "metric": bound.metric,
                      "holdout": before[1], "holdout_interval": _interval(before[2]),
                      "audit": after[1], "audit_interval": _interval(after[2]),
                      "holdout_margin": held, "audit_margin": sealed_value, "passed": passed,
-                     "interval_method": None if after[2] is None else after[2].method})
+                     "interval_method": None if after[2] is None else after[2].method,
+                     **({"audit_unscaled": raw} if bound.rescale is not None else {})})
         if not passed:
             failed.append(name)
     return {"available": True, "n_audit": len(split.audit), "n_holdout": len(split.holdout),
             "rows": rows, "failed": failed,
             "note": "the gate's holdout-based measures recomputed with the sealed audit set "
-                    "(records no trial read) in the holdout's place"}
+                    "(records no trial read) in the holdout's place; DCR's excess put on the "
+                    "holdout's scale (x (1 - b_holdout) / (1 - b_audit), b = n_train / "
+                    "(n_train + n_reference)): the same leak shows a smaller excess against "
+                    "fewer records"}
+
+
+def _result(name: str, spec: str, outcomes: Any) -> Any:
+    """The result object behind constraint ``name`` of measure ``spec``."""
+    return outcomes[spec].results[name.partition(".")[2]]
 
 
 def refusal(check: dict[str, Any]) -> str | None:

@@ -78,8 +78,21 @@ def _audit_set(a: dict[str, Any]) -> list[tuple[str, Any]]:
                   f"beside the {check['n_holdout']:,} holdout records that scored every trial "
                   "(95 % intervals; M's is its spread over the attack's repeats). The holdout "
                   "chose this release among many trials, so its numbers flatter it; a "
-                  "positive difference in the audit column is that winner's curse."),
+                  "positive difference in the audit column is that winner's curse." +
+                  _rescaled(check)),
             ("table", table), *_identification(check)]
+
+
+def _rescaled(check: dict[str, Any]) -> str:
+    """The sentence for the rows put on the holdout's scale (DCR's excess), or nothing."""
+    rows = [r for r in check["rows"] if "audit_unscaled" in r]
+    if not rows:
+        return ""
+    said = ", ".join(f"{r['constraint']} {r['audit_unscaled']:+.4f}" for r in rows)
+    return (f" DCR's excess is shown on the holdout's scale: the same leak gives a smaller "
+            f"excess against fewer reference records, so the audit set's value is multiplied "
+            f"by (1 - b_holdout) / (1 - b_audit), b = n_train / (n_train + n_reference) "
+            f"(as computed: {said}).")
 
 
 def _identification(check: dict[str, Any]) -> list[tuple[str, Any]]:
