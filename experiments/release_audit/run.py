@@ -125,8 +125,7 @@ def audit_cell(ctx: Any, name: str, index: int, targets: int, shadows: int, jobs
     return {
         "dataset": name, "generator": label, "family": family, "design": design,
         "gate_passes": not failed_gate, "gate_failed": ";".join(failed_gate),
-        "audit_set_passes": (not check["failed"]) if ev is not None else np.nan,
-        "audit_set_failed": ";".join(check["failed"]),
+        **_audit_set_columns(check, ev),
         "audit_passes": hi <= 0.05, "tpr_1pct": res.tpr_at_1pct, "tpr_1pct_low": lo,
         "tpr_1pct_high": hi, "tpr_10pct": res.tpr_at_10pct,
         "tpr_10pct_low": res.tpr_at_10pct_interval.low,
@@ -138,13 +137,43 @@ def audit_cell(ctx: Any, name: str, index: int, targets: int, shadows: int, jobs
         "utility": ev.utility if ev is not None else np.nan, "fits": res.n_fits,
         "audit_seconds": res.seconds,
         "make_seconds": make_seconds,
+        "attack_auc_mean": json.dumps({k: float(np.nanmean(v))
+                                       for k, v in res.attack_auc.items()}),
+    }
+
+
+def _audit_set_columns(check: dict[str, Any], ev: Any) -> dict[str, Any]:
+    """The cell's audit-set columns: verdict, failed constraints, every margin on both sets."""
+    return {
+        "audit_set_passes": (not check["failed"]) if ev is not None else np.nan,
+        "audit_set_failed": ";".join(check["failed"]),
         "constraints_holdout": json.dumps({r["constraint"]: r["holdout_margin"]
                                            for r in check["rows"]}),
         "constraints_audit": json.dumps({r["constraint"]: r["audit_margin"]
                                          for r in check["rows"]}),
-        "attack_auc_mean": json.dumps({k: float(np.nanmean(v))
-                                       for k, v in res.attack_auc.items()}),
     }
+
+
+def recheck_audit_set(cells: Path, work: Path, rows: int) -> None:
+    """The audit-set columns of every cell of ``cells`` again, with the current
+    :func:`audit_set_check` (the candidates are seeded: the same data as when the cell ran)."""
+    frame = pd.read_csv(cells)
+    labels = {label_of(f, p): i for i, (f, p, _, _) in enumerate(GENERATORS)}
+    contexts: dict[str, Any] = {}
+    for at, row in frame.iterrows():
+        index = labels[row["generator"]]
+        family, params, _, _ = GENERATORS[index]
+        ctx = contexts.setdefault(row["dataset"], prepare(_config(row["dataset"], work, rows)))
+        print(f"[{time.strftime('%H:%M:%S')}] audit set again: {row['dataset']} "
+              f"{row['generator']}", flush=True)
+        try:
+            ev = evaluate(ctx.cfg, ctx.split, family, params, seed=derive(2026, 13, index),
+                          threads=1, release=True)
+        except UnusableSynthesis:
+            continue
+        for key, value in _audit_set_columns(audit_set_check(ctx, ev), ev).items():
+            frame.loc[at, key] = value
+    frame.to_csv(cells, index=False)
 
 
 def dump_split(ctx: Any, name: str, work: Path) -> None:
@@ -206,12 +235,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--work", type=Path, default=Path("/tmp/release_audit"))
     parser.add_argument("--summary-only", action="store_true")
+    parser.add_argument("--recheck-audit-set", action="store_true",
+                        help="recompute the audit-set columns of results/audits.csv (after a "
+                             "change to the sealed check), then the summary")
     args = parser.parse_args(argv)
     if args.quick:
         args.rows, args.targets, args.shadows, args.studies = 3000, 4, 16, 1
     warnings.filterwarnings("ignore")
     args.results.mkdir(parents=True, exist_ok=True)
-    if not args.summary_only:
+    if args.recheck_audit_set:
+        recheck_audit_set(args.results / "audits.csv", args.work, args.rows)
+    elif not args.summary_only:
         cells = args.results / "audits.csv"
         done = _done(cells, ["dataset", "generator"])
         for name in args.datasets:
