@@ -19,7 +19,7 @@ sections as "design §N". One vocabulary: ``train`` is the real frame a generato
   record (against the holdout's chance level), and copies of train-unique records (synthpop's
   ``sdc(rm.replicated.uniques = TRUE)``).
 * :func:`distance_to_closest_record` - share of synthetic records closer (Gower) to train than
-  to holdout, ties half.
+  to holdout, against its expected value.
 * :func:`attribute_inference` - ML attribute inference with before/after and holdout baselines.
 * :func:`identification_risk` - identification risk of partially synthetic data
   (Reiter & Mitra 2009).

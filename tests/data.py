@@ -50,6 +50,11 @@ def load_acs():  # noqa: ANN201
     return _or_skip(datasets.read_acs_partial)
 
 
+def load_acs_sample():  # noqa: ANN201
+    """10,000 records of Hu's ACS sample (ten categorical columns)."""
+    return _or_skip(datasets.read_acs_sample)
+
+
 def load_ce():  # noqa: ANN201
     return _or_skip(datasets.read_ce)
 

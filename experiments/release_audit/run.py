@@ -155,8 +155,9 @@ def _audit_set_columns(check: dict[str, Any], ev: Any) -> dict[str, Any]:
 
 
 def recheck_audit_set(cells: Path, work: Path, rows: int) -> None:
-    """The audit-set columns of every cell of ``cells`` again, with the current
-    :func:`audit_set_check` (the candidates are seeded: the same data as when the cell ran)."""
+    """The gate's and the audit set's columns of every cell of ``cells`` again, with the
+    current measures and :func:`audit_set_check` (the candidates are seeded: the same data as
+    when the cell ran; the membership audit does not read the gate, so its columns stand)."""
     frame = pd.read_csv(cells)
     labels = {label_of(f, p): i for i, (f, p, _, _) in enumerate(GENERATORS)}
     contexts: dict[str, Any] = {}
@@ -171,6 +172,9 @@ def recheck_audit_set(cells: Path, work: Path, rows: int) -> None:
                           threads=1, release=True)
         except UnusableSynthesis:
             continue
+        failed_gate = [c for c, v in ev.constraints.items() if not v <= 0]
+        frame.loc[at, "gate_passes"] = not failed_gate
+        frame.loc[at, "gate_failed"] = ";".join(failed_gate)
         for key, value in _audit_set_columns(audit_set_check(ctx, ev), ev).items():
             frame.loc[at, key] = value
     frame.to_csv(cells, index=False)
@@ -236,8 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/release_audit"))
     parser.add_argument("--summary-only", action="store_true")
     parser.add_argument("--recheck-audit-set", action="store_true",
-                        help="recompute the audit-set columns of results/audits.csv (after a "
-                             "change to the sealed check), then the summary")
+                        help="recompute the gate's and the audit set's columns of "
+                             "results/audits.csv (after a change to a measure or the sealed "
+                             "check), then the summary")
     args = parser.parse_args(argv)
     if args.quick:
         args.rows, args.targets, args.shadows, args.studies = 3000, 4, 16, 1

@@ -174,7 +174,8 @@ def _dcr_report(label: str, r: Any, o: Mapping[str, Any]) -> list[ReportRow]:
         f"{r.n_evaluated:,} of {r.n_synthetic:,} records)",
         f"excess <= {o['dcr_limit']}",
         "Share of synthetic records nearer (Gower distance) to a training record than to any "
-        "holdout record, ties half; near 1 when the generator reproduces its training data.")]
+        "holdout record, a tie counting the expected value; near 1 when the generator "
+        "reproduces its training data.")]
 
 
 def _unique_copies(inp: Inputs) -> Outcome:
