@@ -30,11 +30,12 @@ def _curse(curse: pd.DataFrame) -> pd.DataFrame:
     """Mean of (audit-set value - holdout value) per constraint, with a t interval over the
     studies (positive: the holdout flattered the release)."""
     rows = []
-    for constraint, group in curse.groupby("constraint"):
+    for (dataset, constraint), group in curse.groupby(["dataset", "constraint"]):
         b = group["bias"].to_numpy(dtype=float)
         half = (stats.t.ppf(0.975, b.size - 1) * b.std(ddof=1) / np.sqrt(b.size)
                 if b.size > 1 else np.nan)
-        rows.append({"constraint": constraint, "studies": b.size, "mean bias": b.mean(),
+        rows.append({"dataset": dataset, "constraint": constraint, "studies": b.size,
+                     "mean bias": b.mean(),
                      "95 % interval": f"[{b.mean() - half:+.4f}, {b.mean() + half:+.4f}]"})
     return pd.DataFrame(rows)
 
