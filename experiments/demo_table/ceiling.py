@@ -80,7 +80,7 @@ def ceiling_row(table: pd.DataFrame, others: pd.DataFrame, *, population_size: i
             "m_others_high": safe.m_spread.high}
 
 
-def summarise(rows: pd.DataFrame) -> pd.DataFrame:
+def summarize(rows: pd.DataFrame) -> pd.DataFrame:
     """Per size, split and key set, over the seeds: the ceiling's mean and range, members per
     attack set, the mean M of other people and the mean width of its spread over the attack
     sets, and on how many seeds M binds."""
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     frame = pd.DataFrame(rows)
     args.out.mkdir(parents=True, exist_ok=True)
     frame.to_csv(args.out / "ceiling.csv", index=False)
-    table = markdown_table(summarise(frame), floatfmt=".3f")
+    table = markdown_table(summarize(frame), floatfmt=".3f")
     seconds = time.perf_counter() - started
     (args.out / "ceiling.md").write_text(
         "# Copy ceiling of M by table size (UCI Adult, N = 48,842; h = 0, 20 bins, 100 attack "

@@ -31,7 +31,7 @@ import pandas as pd
 
 import risk
 from experiments.datasets import read_acs_sample, read_adult
-from experiments.release_audit.summary import summarise
+from experiments.release_audit.summary import summarize
 from experiments.reporting import append_rows
 from tuner.api import load_config, start
 from tuner.release import ReleasedFamily, audit_set_check, winners_curse
@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
             for name in args.datasets:
                 print(f"[{time.strftime('%H:%M:%S')}] winner's curse on {name}", flush=True)
                 append_rows(curse, curse_cells(name, args.work, args.rows, args.studies, 10))
-    print(summarise(args.results))
+    print(summarize(args.results))
     return 0
 
 

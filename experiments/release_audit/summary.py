@@ -62,7 +62,7 @@ def _figure(audits: pd.DataFrame, path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
-def summarise(results: Path) -> str:
+def summarize(results: Path) -> str:
     """Write ``table.md`` and ``tpr.png`` in ``results``; return the Markdown."""
     parts = []
     audits_path = results / "audits.csv"

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from experiments.release_audit import run
-from experiments.release_audit.summary import summarise
+from experiments.release_audit.summary import summarize
 from tests.data import load_adult
 
 
@@ -34,7 +34,7 @@ def test_the_crosstab_counts_each_way_the_gate_and_the_audit_can_agree(tmp_path)
                                            (True, False, 0.02), (False, None, 0.01),
                                            (False, None, 0.2)])]
     pd.DataFrame(rows).to_csv(tmp_path / "audits.csv", index=False)
-    text = summarise(tmp_path)
+    text = summarize(tmp_path)
     table = text.split("## Gate against audit")[1]
     row = next(line for line in table.splitlines() if line.startswith("| d "))
     counts = [int(cell) for cell in row.strip("|").split("|")[1:]]

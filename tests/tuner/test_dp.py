@@ -46,13 +46,13 @@ def test_rho_rejects_bad_budgets():
             cdp_rho(eps, delta)
 
 
-def test_discretiser_codes_and_back():
+def test_discretizer_codes_and_back():
     frame = pd.DataFrame({
         "cat": ["a", "b", None, "a", "c", "b"],
         "few": [1.0, 2.0, 2.0, 3.0, 1.0, 1.0],  # 3 values <= bins: kept exactly
         "x": [0.0, 10.0, 5.0, 2.4, 7.6, np.nan],  # binned into 4 bins of width 2.5
     })
-    disc = dp.Discretiser(bins=4).fit(frame)
+    disc = dp.Discretizer(bins=4).fit(frame)
     codes = disc.transform(frame)
     assert disc.sizes == {"c0": 3 + 1, "c1": 3, "c2": 4 + 1}
     np.testing.assert_array_equal(codes["c0"], [0, 1, 2, 0, 3, 1])
@@ -102,7 +102,7 @@ def test_spends_its_budget_and_no_more(name):
     from tuner.synthesis import dp_mechanisms as mech
 
     frame = _frame()
-    disc = dp.Discretiser(8).fit(frame)
+    disc = dp.Discretizer(8).fit(frame)
     data = mech.dataset(disc.transform(frame), disc.sizes)
     rho = cdp_rho(1.0, 1e-5)
     fitted = getattr(mech, name)(data, rho, np.random.default_rng(0), iters=50)
@@ -141,7 +141,7 @@ class _Fixed:
 
 
 def _identity(*sizes):
-    disc = dp.Discretiser(bins=2)
+    disc = dp.Discretizer(bins=2)
     disc.columns = [dp._Column(j, np.arange(s)) for j, s in enumerate(sizes)]
     disc.dtypes = pd.Series({j: np.dtype(np.int64) for j in range(len(sizes))})
     return disc

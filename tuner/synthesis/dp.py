@@ -67,7 +67,7 @@ class _Column:
         return len(self.levels) if self.levels is not None else self.bins + self.missing
 
 
-class Discretiser:
+class Discretizer:
     """Columns to integer codes and back (see the module's docstring)."""
 
     def __init__(self, bins: int) -> None:
@@ -75,7 +75,7 @@ class Discretiser:
         self.columns: list[_Column] = []
         self.dtypes: pd.Series | None = None
 
-    def fit(self, frame: pd.DataFrame) -> Discretiser:
+    def fit(self, frame: pd.DataFrame) -> Discretizer:
         self.dtypes = frame.dtypes
         self.columns = []
         for name in frame.columns:
@@ -127,8 +127,8 @@ class Discretiser:
 class _Model:
     """The fitted mechanism on processed data (what SDV calls ``self._model``)."""
 
-    def __init__(self, discretiser: Discretiser, fitted: Any) -> None:
-        self.discretiser, self.fitted = discretiser, fitted
+    def __init__(self, discretizer: Discretizer, fitted: Any) -> None:
+        self.discretizer, self.fitted = discretizer, fitted
         self.rng = np.random.default_rng(0)
 
     def set_random_state(self, random_state: Any) -> None:
@@ -145,11 +145,11 @@ class _Model:
             data = self.fitted.model.synthetic_data(rows=num_rows, method="sample")
         codes = {k: np.asarray(v, dtype=np.int64) for k, v in data.to_dict().items()}
         for col, merged in self.fitted.merged.items():  # MST's merged values: one at random
-            kept = np.setdiff1d(np.arange(self.discretiser.sizes[col]), merged)
+            kept = np.setdiff1d(np.arange(self.discretizer.sizes[col]), merged)
             k = codes[col]
             drawn = merged[self.rng.integers(merged.size, size=k.size)]
             codes[col] = np.where(k == kept.size, drawn, kept[np.minimum(k, kept.size - 1)])
-        return self.discretiser.inverse(codes, self.rng)
+        return self.discretizer.inverse(codes, self.rng)
 
 
 class _DPSynthesizer(BaseSingleTableSynthesizer):
@@ -190,12 +190,12 @@ class _DPSynthesizer(BaseSingleTableSynthesizer):
         require()
         from tuner.synthesis import dp_mechanisms as mech
 
-        discretiser = Discretiser(self.bins).fit(processed_data)
-        data = mech.dataset(discretiser.transform(processed_data), discretiser.sizes)
+        discretizer = Discretizer(self.bins).fit(processed_data)
+        data = mech.dataset(discretizer.transform(processed_data), discretizer.sizes)
         self.rho_ = mech.cdp_rho(self.epsilon, self.delta)
         fitted = self._run(data, self.rho_, np.random.default_rng(self.random_state))
         self.rho_spent_ = fitted.rho_spent
-        self._model = _Model(discretiser, fitted)
+        self._model = _Model(discretizer, fitted)
 
     def _run(self, data: Any, rho: float, rng: np.random.Generator) -> Any:
         raise NotImplementedError
