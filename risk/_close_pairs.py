@@ -95,8 +95,9 @@ def _block_ids(
     a: np.ndarray, b: np.ndarray, rows: np.ndarray, blk: list[int],
 ) -> tuple[np.ndarray, np.ndarray]:
     """Ids of the block's values, equal iff equal, for ``a[rows]`` and ``b`` (no row copy)."""
-    sub = a[np.ix_(rows, blk)]
-    return tuple(combine_many([sub, b[:, blk]], _cards(sub, b, list(range(len(blk))), blk)))
+    sub = a[np.ix_(rows, np.asarray(blk, dtype=np.intp))]
+    ids_a, ids_b = combine_many([sub, b[:, blk]], _cards(sub, b, list(range(len(blk))), blk))
+    return ids_a, ids_b
 
 
 def _cards(a: np.ndarray, b: np.ndarray, cols_a: list[int],

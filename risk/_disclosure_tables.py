@@ -218,9 +218,11 @@ def _evaluate(setup: _Setup, j: int) -> DisclosureSetResult:
         over = (left > opts["denom_lim"]) & opts["exclude_ov_denom_lim"]
         kept[name] = np.where(over, 0, left)
         by_reason = np.bincount(reasons, weights=table, minlength=5).astype(np.int64)
+        excluded, missing_target, missing_keys, set_to_exclude = (int(c) for c in by_reason[1:])
         counts[name] = ExclusionCounts(
-            *(int(c) for c in by_reason[1:]), over_denom_lim=int(left[over].sum()),
-            remaining=int(kept[name].sum()),
+            excluded_target=excluded, missing_target=missing_target,
+            missing_in_keys=missing_keys, set_to_exclude=set_to_exclude,
+            over_denom_lim=int(left[over].sum()), remaining=int(kept[name].sum()),
         )
 
     kd, ks = by_key(kept["original"]), by_key(kept["synthetic"])

@@ -89,6 +89,7 @@ def check_column_list(value: Any, name: str, *, allow_empty: bool = False) -> li
     Sets and mappings are refused (a set has no order, a mapping's values would be ignored);
     numpy scalars (from an array of names) become Python scalars.
     """
+    cols: list[Any]  # column labels as pandas holds them (names, or numbers, or bytes)
     if isinstance(value, (str, bytes)):
         cols = [value]
     elif isinstance(value, (Mapping, set, frozenset)) or not isinstance(value, Iterable):

@@ -373,8 +373,8 @@ def attribute_inference(
         less_accurate_share=float(np.mean(err_syn > err_orig)),
         holdout_risk=holdout_risk,
         difference=None if holdout_risk is None else risk - holdout_risk,
-        difference_interval=None if holdout_risk is None else newcombe_interval(
-            risk, len(train), holdout_risk, len(holdout)),
+        difference_interval=None if holdout_risk is None or holdout is None else
+        newcombe_interval(risk, len(train), holdout_risk, len(holdout)),
         n_train=len(train),
         n_synthetic=len(synthetic),
         n_holdout=None if holdout is None else len(holdout),
