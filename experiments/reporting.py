@@ -48,8 +48,18 @@ def write_section(path: Path, name: str, text: str) -> None:
 
 
 def append_rows(path: Path, rows: Iterable[dict[str, object]]) -> None:
-    """Append ``rows`` to the CSV at ``path`` (header written when the file is new)."""
+    """Append ``rows`` to the CSV at ``path`` (header written when the file is new), their
+    columns in the order of the file's header: a value is matched by name, never by position
+    (a column the rows lack is left empty). A column the header lacks is refused: it would
+    land under another."""
     frame = pd.DataFrame(list(rows))
     if frame.empty:
         return
+    if path.exists():
+        header = list(pd.read_csv(path, nrows=0).columns)
+        extra = sorted(set(frame.columns) - set(header))
+        if extra:
+            raise ValueError(f"{path}: the rows have column(s) {extra} its header lacks; "
+                             "start a new file")
+        frame = frame.reindex(columns=header)
     frame.to_csv(path, mode="a", header=not path.exists(), index=False)

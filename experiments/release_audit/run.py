@@ -107,11 +107,12 @@ def audit_cell(ctx: Any, name: str, index: int, targets: int, shadows: int, jobs
     try:
         ev = evaluate(ctx.cfg, ctx.split, family, params, seed=seed, threads=1, release=True)
     except UnusableSynthesis as exc:  # the gate removed every record: nothing to release
-        ev, check, policy = None, {"failed": [], "rows": []}, "infeasible"
-        failed_gate = [f"unusable ({exc})"]
+        ev, policy = None, "infeasible"
+        judged = {"gate_passes": False, "gate_failed": f"unusable ({exc})",
+                  "audit_set_passes": np.nan, "audit_set_failed": "",
+                  "constraints_holdout": "{}", "constraints_audit": "{}"}
     else:
-        check = audit_set_check(ctx, ev)
-        failed_gate = [c for c, v in ev.constraints.items() if not v <= 0]
+        judged = _judged(ctx, ev)
         ev.synthetic.to_csv(work / f"release_{name}_{label_of(family, params)}.csv",
                             index=False)  # for anonymeter
     make_seconds = time.perf_counter() - start
@@ -123,9 +124,7 @@ def audit_cell(ctx: Any, name: str, index: int, targets: int, shadows: int, jobs
     label = label_of(family, params)
     lo, hi = res.tpr_at_1pct_interval.low, res.tpr_at_1pct_interval.high
     return {
-        "dataset": name, "generator": label, "family": family, "design": design,
-        "gate_passes": not failed_gate, "gate_failed": ";".join(failed_gate),
-        **_audit_set_columns(check, ev),
+        "dataset": name, "generator": label, "family": family, "design": design, **judged,
         "audit_passes": hi <= 0.05, "tpr_1pct": res.tpr_at_1pct, "tpr_1pct_low": lo,
         "tpr_1pct_high": hi, "tpr_10pct": res.tpr_at_10pct,
         "tpr_10pct_low": res.tpr_at_10pct_interval.low,
@@ -142,10 +141,14 @@ def audit_cell(ctx: Any, name: str, index: int, targets: int, shadows: int, jobs
     }
 
 
-def _audit_set_columns(check: dict[str, Any], ev: Any) -> dict[str, Any]:
-    """The cell's audit-set columns: verdict, failed constraints, every margin on both sets."""
+def _judged(ctx: Any, ev: Any) -> dict[str, Any]:
+    """The candidate ``ev`` judged by the gate (the holdout) and by the sealed audit set: the
+    verdicts, the failed constraints, every margin on both sets."""
+    failed = [c for c, v in ev.constraints.items() if not v <= 0]
+    check = audit_set_check(ctx, ev)
     return {
-        "audit_set_passes": (not check["failed"]) if ev is not None else np.nan,
+        "gate_passes": not failed, "gate_failed": ";".join(failed),
+        "audit_set_passes": not check["failed"],
         "audit_set_failed": ";".join(check["failed"]),
         "constraints_holdout": json.dumps({r["constraint"]: r["holdout_margin"]
                                            for r in check["rows"]}),
@@ -164,7 +167,9 @@ def recheck_audit_set(cells: Path, work: Path, rows: int) -> None:
     for at, row in frame.iterrows():
         index = labels[row["generator"]]
         family, params, _, _ = GENERATORS[index]
-        ctx = contexts.setdefault(row["dataset"], prepare(_config(row["dataset"], work, rows)))
+        if row["dataset"] not in contexts:
+            contexts[row["dataset"]] = prepare(_config(row["dataset"], work, rows))
+        ctx = contexts[row["dataset"]]
         print(f"[{time.strftime('%H:%M:%S')}] audit set again: {row['dataset']} "
               f"{row['generator']}", flush=True)
         try:
@@ -172,10 +177,7 @@ def recheck_audit_set(cells: Path, work: Path, rows: int) -> None:
                           threads=1, release=True)
         except UnusableSynthesis:
             continue
-        failed_gate = [c for c, v in ev.constraints.items() if not v <= 0]
-        frame.loc[at, "gate_passes"] = not failed_gate
-        frame.loc[at, "gate_failed"] = ";".join(failed_gate)
-        for key, value in _audit_set_columns(audit_set_check(ctx, ev), ev).items():
+        for key, value in _judged(ctx, ev).items():
             frame.loc[at, key] = value
     frame.to_csv(cells, index=False)
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from experiments.reporting import write_section
+import pandas as pd
+import pytest
+
+from experiments.reporting import append_rows, write_section
 
 
 def test_write_section_replaces_own_block_and_keeps_others(tmp_path):
@@ -27,3 +30,15 @@ def test_timed_calls_n_times_and_returns_the_last_result_and_the_median(monkeypa
     calls = []
     out, seconds = reporting.timed(lambda: calls.append(1) or len(calls), 3)
     assert (out, seconds, len(calls)) == (3, 2.0, 3)
+
+
+def test_appended_rows_land_under_their_own_columns(tmp_path):
+    path = tmp_path / "cells.csv"
+    append_rows(path, [{"a": 1, "b": 2}])
+    append_rows(path, [{"b": 4, "a": 3}])  # another order: matched by name
+    append_rows(path, [{"a": 5}])  # a missing column is left empty
+    frame = pd.read_csv(path)
+    assert frame["a"].tolist() == [1, 3, 5]
+    assert frame["b"].tolist()[:2] == [2, 4] and pd.isna(frame["b"].iloc[2])
+    with pytest.raises(ValueError, match=r"column\(s\) \['c'\] its header lacks"):
+        append_rows(path, [{"a": 6, "c": 7}])

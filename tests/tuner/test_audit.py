@@ -105,6 +105,15 @@ def test_release_carries_the_audit_and_split_json_is_the_owners_alone(tmp_path):
     assert stat.S_IMODE(os.stat(split_file).st_mode) == 0o600
     rows = json.loads(split_file.read_text())
     assert len(rows["audit_rows"]) == audit["audit_set"]["n_audit"]
+    # DCR's excess against the smaller audit set is put on the holdout's scale, and judged there
+    n_train, check = len(rows["train_rows"]), audit["audit_set"]
+    b_holdout = n_train / (n_train + check["n_holdout"])
+    b_audit = n_train / (n_train + check["n_audit"])
+    (dcr,) = [r for r in check["rows"] if r["constraint"] == "dcr"]
+    assert check["n_audit"] != check["n_holdout"]
+    assert dcr["audit"] == pytest.approx(dcr["audit_unscaled"] * (1 - b_holdout) / (1 - b_audit))
+    assert dcr["audit_margin"] == pytest.approx(dcr["audit"] - 0.1)  # dcr_limit's default
+    assert "DCR's excess is shown on the holdout's scale" in report
     # a second export keeps the audit it paid for
     again = tuner.load(out)
     again.release()

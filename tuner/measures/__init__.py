@@ -70,18 +70,31 @@ def bound_of(name: str, among: Iterable[str] | None = None
     return None
 
 
-def constraint_result(name: str, outcomes: Mapping[str, Outcome]
-                      ) -> tuple[Bound, float, risk.Interval | None] | None:
-    """Constraint ``name``'s bound, the metric it bounds and that metric's interval (``None``
-    where the bound has none), from a trial's outcomes; ``None`` for an unknown constraint."""
+def _result_of(name: str, outcomes: Mapping[str, Outcome]
+               ) -> tuple[MeasureSpec, Bound, Any] | None:
+    """The measure, bound and result object behind constraint ``name`` in ``outcomes``."""
     found = bound_of(name, among=outcomes)
     if found is None:
         return None
     spec, bound, _ = found
-    _, _, label = name.partition(".")
-    result = outcomes.get(spec.name, Outcome({})).results.get(label)
-    if result is None:
+    result = outcomes.get(spec.name, Outcome({})).results.get(name.partition(".")[2])
+    return None if result is None else (spec, bound, result)
+
+
+def constraint_result(name: str, outcomes: Mapping[str, Outcome], *,
+                      on_scale_of: Mapping[str, Outcome] | None = None
+                      ) -> tuple[Bound, float, risk.Interval | None] | None:
+    """Constraint ``name``'s bound, the metric it bounds and that metric's interval (``None``
+    where the bound has none), from a trial's outcomes; ``None`` for an unknown constraint.
+    With ``on_scale_of`` (the outcomes of the same data scored against the holdout), a bound
+    that declares ``rescale`` gives its metric on their scale (:attr:`Bound.rescale`)."""
+    found = _result_of(name, outcomes)
+    if found is None:
         return None
+    spec, bound, result = found
+    seen = None if on_scale_of is None else _result_of(name, on_scale_of)
+    if bound.rescale is not None and seen is not None:
+        return bound, *bound.rescale(result, seen[2])
     value = spec.metrics(result).get(bound.metric, math.nan)
     return bound, value, bound.interval(result) if bound.interval else None
 

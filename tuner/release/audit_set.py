@@ -98,40 +98,30 @@ def _side_by_side(ctx: Context, ev: Evaluation, again: dict[str, Any]) -> dict[s
     for name, held in ev.constraints.items():
         sealed_value = again["constraints"].get(name, math.nan)
         before = measures.constraint_result(name, ev.outcomes)
-        after = measures.constraint_result(name, again["outcomes"])
-        if before is None or after is None:
+        raw = measures.constraint_result(name, again["outcomes"])
+        after = measures.constraint_result(name, again["outcomes"], on_scale_of=ev.outcomes)
+        if before is None or raw is None or after is None:
             continue
         found = measures.bound_of(name, among=ev.outcomes)
         if found is not None and not found[0].reads_holdout:
             continue  # the same number on any holdout (DiSCO, unique copies)
         bound = before[0]
-        raw = after[1]
-        if bound.rescale is not None and found is not None:
-            value, interval = bound.rescale(_result(name, found[0].name, again["outcomes"]),
-                                            _result(name, found[0].name, ev.outcomes))
-            after = (bound, value, interval)
-            sealed_value = bound.value(value, ctx.cfg.risk)
+        if bound.rescale is not None:  # the margin of the value on the holdout's scale
+            sealed_value = bound.value(after[1], ctx.cfg.risk)
         passed = bool(sealed_value <= 0)
         rows.append({"constraint": name, "metric": bound.metric,
                      "holdout": before[1], "holdout_interval": _interval(before[2]),
                      "audit": after[1], "audit_interval": _interval(after[2]),
                      "holdout_margin": held, "audit_margin": sealed_value, "passed": passed,
                      "interval_method": None if after[2] is None else after[2].method,
-                     **({"audit_unscaled": raw} if bound.rescale is not None else {})})
+                     **({"audit_unscaled": raw[1]} if bound.rescale is not None else {})})
         if not passed:
             failed.append(name)
     return {"available": True, "n_audit": len(split.audit), "n_holdout": len(split.holdout),
             "rows": rows, "failed": failed,
             "note": "the gate's holdout-based measures recomputed with the sealed audit set "
-                    "(records no trial read) in the holdout's place; DCR's excess put on the "
-                    "holdout's scale (x (1 - b_holdout) / (1 - b_audit), b = n_train / "
-                    "(n_train + n_reference)): the same leak shows a smaller excess against "
-                    "fewer records"}
-
-
-def _result(name: str, spec: str, outcomes: Any) -> Any:
-    """The result object behind constraint ``name`` of measure ``spec``."""
-    return outcomes[spec].results[name.partition(".")[2]]
+                    "(records no trial read) in the holdout's place; DCR's excess on the "
+                    "holdout's scale (audit_unscaled: as computed; design section 13)"}
 
 
 def refusal(check: dict[str, Any]) -> str | None:
