@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
+import signal
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 FAULT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EACCES, errno.EPERM}
 FAULT_TEXTS = ("database or disk is full", "no space left on device", "disk quota exceeded",
@@ -71,3 +76,47 @@ def free_reserve(output: Path) -> None:
     """Free the reserve's space for the writes that record a fault."""
     with contextlib.suppress(OSError):
         (Path(output) / RESERVE).unlink()
+
+
+@contextlib.contextmanager
+def interrupt_after() -> Iterator[None]:
+    """Run the block whole: a Ctrl-C that arrives inside it takes effect when it ends.
+
+    A KeyboardInterrupt raised in the middle of a database write (inside SQLAlchemy's session)
+    leaves that connection's SQLite transaction open with its write lock, so every later write
+    of the process waits out the busy timeout and fails ("database is locked"), and MLflow logs
+    each failure with a traceback: the interrupted trial's run could not be ended. Only the
+    main thread receives signals; elsewhere the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[Any] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(frame))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            if callable(previous):
+                previous(signal.SIGINT, caught[0])
+            elif previous == signal.SIG_DFL:
+                raise KeyboardInterrupt
+
+
+class Uninterrupted:
+    """``target`` whose every method call runs whole (:func:`interrupt_after`)."""
+
+    def __init__(self, target: Any) -> None:
+        self._target = target
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._target, name)
+        if not callable(attr):
+            return attr
+
+        @functools.wraps(attr)
+        def whole(*args: Any, **kwargs: Any) -> Any:
+            with interrupt_after():
+                return attr(*args, **kwargs)
+
+        return whole

@@ -274,3 +274,35 @@ def test_two_workers_failing_the_same_dead_run_do_not_crash(store, other_worker_
     else:
         assert got.info.status == "RUNNING"
         real.set_terminated(run.info.run_id, "KILLED")
+
+
+def test_a_ctrl_c_inside_a_tracking_write_takes_effect_after_it(store):
+    # a KeyboardInterrupt inside SQLAlchemy's session left SQLite's write lock held, so the run
+    # of the interrupted trial could not be ended (CI: "database is locked", MLflow tracebacks)
+    import os
+    import signal
+
+    _, _, tracker = store
+    run = tracker.start("interrupted")
+    client = tracker.client._target
+    original = client.log_batch
+
+    def struck(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C as the write begins
+        time.sleep(0.05)
+        return original(*args, **kwargs)
+
+    before = signal.getsignal(signal.SIGINT)
+    client.log_batch = struck
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            tracker.log(run, params={"whole": "yes"}, metrics={"m": 1.0})
+    finally:
+        del client.log_batch
+    assert signal.getsignal(signal.SIGINT) is before  # Ctrl-C's handler is given back
+    start = time.monotonic()
+    tracker.end(run, "KILLED")  # at once: no lock left behind
+    assert time.monotonic() - start < 2
+    data = _logged(tracker, run)
+    assert data.params["whole"] == "yes" and data.metrics["m"] == 1.0  # the write was whole
+    assert tracker.client.get_run(run).info.status == "KILLED"

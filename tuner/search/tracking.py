@@ -41,6 +41,7 @@ from typing import Any
 from matplotlib.figure import Figure
 
 from tuner.config import ConfigError
+from tuner.faults import Uninterrupted
 from tuner.search.budget import pid_alive
 
 RELEASED_TAG = "released"
@@ -151,7 +152,8 @@ class Tracker:
         check_reachable(uri)
         try:
             with _one_try(is_remote(uri)):
-                self.client = MlflowClient(tracking_uri=uri)
+                # each call whole: a Ctrl-C inside a write would leave SQLite locked
+                self.client = Uninterrupted(MlflowClient(tracking_uri=uri))
                 found = self.client.get_experiment_by_name(experiment)
         except MlflowException as exc:
             if uri == local_uri(output):
