@@ -7,6 +7,10 @@ must fail its trial through Optuna's heartbeat (short periods here), complete th
 exactly, mark the dead worker's MLflow runs FAILED and export exactly one release, whose files
 are downloadable through the MLflow server. Everything listens on 127.0.0.1 only, and every
 process started here is stopped by its id.
+
+The kill does not depend on polling luck: the victim holds its first trial open (its MLflow run
+RUNNING) until it is killed, and the survivors start their first trial only once it does, so
+the budget cannot be used up before the victim has a trial (CI once saw a victim with none).
 """
 
 from __future__ import annotations
@@ -100,6 +104,39 @@ def test_processes_creating_the_stores_at_once(servers, tmp_path):
     engine.dispose()
 
 
+WORKER = """
+import sys, time
+from pathlib import Path
+from tuner.scoring import evaluation
+role, flag, argv = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
+real = evaluation.evaluate
+
+def evaluate(*args, **kwargs):
+    if role == "victim":  # in the middle of a trial, its MLflow run open: wait for SIGKILL
+        flag.touch()
+        while True:
+            time.sleep(1)
+    deadline = time.monotonic() + 240
+    while not flag.exists() and time.monotonic() < deadline:  # the victim has its trial first
+        time.sleep(0.1)
+    return real(*args, **kwargs)
+
+evaluation.evaluate = evaluate
+from tuner.cli import main
+raise SystemExit(main(argv))
+"""
+
+
+def _worker(config: Path, output: Path, host: str | None, role: str, flag: Path) -> list[str]:
+    """``python -m tuner run`` (bench_distributed's worker command), its trials' evaluation
+    wrapped as WORKER says for ``role``."""
+    cmd = worker_command(config, output, host)
+    at = cmd.index("-m")
+    assert cmd[at + 1] == "tuner", cmd
+    cmd[at:at + 2] = ["-c", WORKER, role, str(flag)]
+    return cmd
+
+
 def _trial_in_progress(client, pid: int) -> int | None:
     """The Optuna number of a trial that process ``pid`` is evaluating now: its MLflow run is
     RUNNING (it is ended before Optuna is told, so the trial is RUNNING too)."""
@@ -127,18 +164,23 @@ def test_three_workers_on_postgres_and_mlflow_server_one_killed(servers, tmp_pat
     logs = [(tmp_path / f"w{i}.log").open("w") for i in range(WORKERS)]
     procs: list[subprocess.Popen] = []
     start = time.monotonic()
+    flag = tmp_path / "victim-in-trial"
     try:
         for i in range(WORKERS):  # started together, on a database without Optuna's schema
+            role = "victim" if i == WORKERS - 1 else "survivor"
             procs.append(subprocess.Popen(
-                worker_command(config, outputs[i], f"worker-{i}" if hosts else None),
+                _worker(config, outputs[i], f"worker-{i}" if hosts else None, role, flag),
                 cwd=ROOT, env=env, stdout=logs[i], stderr=subprocess.STDOUT))
         victim = procs[-1]
         client = MlflowClient(tracking_uri=uri)
         killed = None
         while killed is None and time.monotonic() - start < 240 and victim.poll() is None:
-            killed = _trial_in_progress(client, victim.pid)
+            if flag.exists():
+                killed = _trial_in_progress(client, victim.pid)
             time.sleep(0.2)
-        assert killed is not None, "the victim never ran a trial"
+        assert killed is not None, (
+            f"the victim never ran a trial (exit code {victim.poll()}, in-trial flag "
+            f"{flag.exists()}): {(tmp_path / f'w{WORKERS - 1}.log').read_text()[-3000:]}")
         os.kill(victim.pid, signal.SIGKILL)
         victim.wait(timeout=30)
         codes = [p.wait(timeout=400) for p in procs[:-1]]
