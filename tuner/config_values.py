@@ -124,9 +124,11 @@ def section(raw: dict[str, Any], name: str, cls: type, base: Path, errors: list[
     absent = [f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING
               and f.name not in values]
     if absent:
-        given = raw.get(name) if isinstance(raw.get(name), dict) else {}
+        given = raw.get(name)
+        if not isinstance(given, dict):
+            return None  # a section that is not a table was said once already
         missing = [k for k in absent if k not in given]  # a bad value was said already
-        if missing and isinstance(raw.get(name), dict):  # else said once already
+        if missing:
             errors.append(f"[{name}] lacks required key(s) {missing}")
         return None
     return cls(**values)

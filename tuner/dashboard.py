@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from pathlib import Path
 from socketserver import ThreadingMixIn
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import optuna
@@ -39,6 +39,9 @@ from optuna.trial import FrozenTrial
 from tuner.config import ConfigError
 from tuner.errors import InputError
 from tuner.search.trials import REJECTED_PREFIX, best_feasible, pareto_choice, rejected
+
+if TYPE_CHECKING:  # optuna declares it in a private module only
+    from optuna.study._frozen import FrozenStudy
 
 DASHBOARD_CONSTRAINTS_KEY = "constraints"  # what optuna-dashboard 0.21 reads: a list of floats
 STUDY_DETAIL_RULE = "/api/studies/<study_id:int>"  # the dashboard's route with "best_trials"
@@ -84,7 +87,7 @@ class FeasibilityStorage(BaseStorage):
         return _for_dashboard(best)
 
     def get_all_trials(self, study_id: int, deepcopy: bool = True,
-                       states: Sequence[optuna.trial.TrialState] | None = None
+                       states: Container[optuna.trial.TrialState] | None = None
                        ) -> list[FrozenTrial]:
         trials = self._inner.get_all_trials(study_id, deepcopy=deepcopy, states=states)
         refused = self._refused(study_id)
@@ -130,7 +133,7 @@ class FeasibilityStorage(BaseStorage):
     def get_study_system_attrs(self, study_id: int) -> dict[str, Any]:
         return self._inner.get_study_system_attrs(study_id)
 
-    def get_all_studies(self) -> list[optuna.study.FrozenStudy]:
+    def get_all_studies(self) -> list[FrozenStudy]:
         return self._inner.get_all_studies()
 
     def create_new_trial(self, study_id: int, template_trial: FrozenTrial | None = None) -> int:

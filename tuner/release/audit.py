@@ -283,7 +283,8 @@ def release_audit(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTr
 
 def metrics(audit: dict[str, Any]) -> dict[str, float]:
     """Flat numbers of the audit for the released trial's MLflow run."""
-    mem, out = audit["membership"], {}
+    mem = audit["membership"]
+    out: dict[str, float] = {}
     if mem.get("ran"):
         out |= {"audit.tpr_at_1pct": mem["tpr_at_1pct"],
                 "audit.tpr_at_1pct_upper": mem["tpr_at_1pct_interval"][1],

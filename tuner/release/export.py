@@ -28,7 +28,7 @@ import re
 import shutil
 import socket
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import optuna
 from filelock import FileLock
@@ -125,6 +125,12 @@ def _refusal_advice(reasons: Any) -> str:
             + "; ".join(advice or ["a new study with tighter limits"]) + ".")
 
 
+@overload
+def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
+           once: Literal[False] = False) -> Path: ...
+@overload
+def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
+           once: bool) -> Path | None: ...
 def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
            once: bool = False) -> Path | None:
     """Re-create the best feasible trial's data and write the release folder atomically.

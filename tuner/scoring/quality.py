@@ -190,10 +190,10 @@ class QualityReport:
                 if not (constant[a] or constant[b]) and abs(r) > CORRELATION_THRESHOLD:
                     self.correlations[(a, b)] = r
                 continue
-            codes = [self._real_codes(c) for c in (a, b)]
-            if any(c is None for c in codes):
+            code_a, code_b = self._real_codes(a), self._real_codes(b)
+            if code_a is None or code_b is None:
                 continue  # a numerical column SDMetrics could not bin
-            (ca, ka), (cb, kb) = codes
+            (ca, ka), (cb, kb) = code_a, code_b
             table = np.bincount(ca.astype(np.int64) * kb + cb, minlength=ka * kb)
             if _cramers_v(table.reshape(ka, kb)) > ASSOCIATION_THRESHOLD:
                 self.contingencies.append((a, b))
@@ -217,8 +217,9 @@ class QualityReport:
                 coded[column] = None if bins is None else (bins, PAIR_BINS + 2)
                 continue
             cats = self.categories[column]
-            coded[column] = cats.code(synthetic[column])
-            shapes[column] = _tv_complement(cats.real, coded[column][0], cats.missing)
+            codes = cats.code(synthetic[column])
+            coded[column] = codes
+            shapes[column] = _tv_complement(cats.real, codes[0], cats.missing)
         pairs: dict[tuple[str, str], float] = {}
         for (a, b), r_real in self.correlations.items():
             if _is_constant(numeric[a]) or _is_constant(numeric[b]):
@@ -228,9 +229,9 @@ class QualityReport:
                 pairs[(a, b)] = 1.0 - abs(r_real - r_syn) / 2.0
         for a, b in self.contingencies:
             syn_a, syn_b = coded[a], coded[b]
-            if syn_a is None or syn_b is None:
+            real_a, real_b = self._real_codes(a), self._real_codes(b)
+            if syn_a is None or syn_b is None or real_a is None or real_b is None:
                 continue
-            real_a, real_b = self._real_codes(a), self._real_codes(b)  # type: ignore[misc]
             pairs[(a, b)] = _total_variation_complement(
                 (real_a[0], syn_a[0]), (real_b[0], syn_b[0]), max(real_b[1], syn_b[1]))
         return _summary(shapes, pairs)

@@ -19,6 +19,7 @@ from typing import Any
 
 import optuna
 from optuna.storages.journal import JournalFileBackend
+from optuna.study import StudyDirection
 
 from tuner import attrs
 from tuner.config import Config, ConfigError
@@ -172,7 +173,10 @@ class ModeChanged(InputError):
 
 
 # the Optuna directions of each study.mode: the loss, or (U, M)
-DIRECTIONS = {"single": ["minimize"], "pareto": ["maximize", "minimize"]}
+DIRECTIONS: dict[str, list[StudyDirection]] = {
+    "single": [StudyDirection.MINIMIZE],
+    "pareto": [StudyDirection.MAXIMIZE, StudyDirection.MINIMIZE],
+}
 
 
 def open_stores(ctx: Context, *, optimizing: bool = False) -> tuple[Tracker, optuna.Study]:
