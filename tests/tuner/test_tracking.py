@@ -292,14 +292,18 @@ def test_a_ctrl_c_inside_a_tracking_write_takes_effect_after_it(store):
         time.sleep(0.05)
         return original(*args, **kwargs)
 
-    before = signal.getsignal(signal.SIGINT)
+    # Python's own Ctrl-C handler, as in the command: a test earlier in this process (joblib's
+    # workers, a server) can leave SIGINT ignored, and an ignored Ctrl-C rightly raises nothing
+    outer = signal.signal(signal.SIGINT, signal.default_int_handler)
     client.log_batch = struck
     try:
         with pytest.raises(KeyboardInterrupt):
             tracker.log(run, params={"whole": "yes"}, metrics={"m": 1.0})
+        # Ctrl-C's handler is given back
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     finally:
         del client.log_batch
-    assert signal.getsignal(signal.SIGINT) is before  # Ctrl-C's handler is given back
+        signal.signal(signal.SIGINT, outer)
     start = time.monotonic()
     tracker.end(run, "KILLED")  # at once: no lock left behind
     assert time.monotonic() - start < 2
