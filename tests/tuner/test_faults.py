@@ -162,9 +162,10 @@ def _mid_trial(path: Path, out: Path, strike) -> tuple[tuple[str, str], str, str
     A strike that the trial survives (it finished its run normally: CPython loses a
     KeyboardInterrupt raised inside C code that clears errors, as ``hasattr`` does) is made
     again on a later trial, as a user presses Ctrl-C again."""
-    # Ctrl-C's default disposition in the child: a test run earlier in this process (joblib's
-    # workers, a server) can leave SIGINT ignored here, and an ignored signal is inherited, so
-    # the child's Python would never raise KeyboardInterrupt (every strike "lost")
+    # Ctrl-C's default disposition in the child: pytest started in the background of a
+    # non-interactive shell (`cmd &`, as a CI runner may) has SIGINT ignored, an ignored signal
+    # is inherited, and the child's Python would never raise KeyboardInterrupt (every strike
+    # "lost")
     proc = subprocess.Popen([sys.executable, "-m", "tuner", "run", str(path), "--no-progress"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))

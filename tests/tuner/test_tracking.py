@@ -292,8 +292,9 @@ def test_a_ctrl_c_inside_a_tracking_write_takes_effect_after_it(store):
         time.sleep(0.05)
         return original(*args, **kwargs)
 
-    # Python's own Ctrl-C handler, as in the command: a test earlier in this process (joblib's
-    # workers, a server) can leave SIGINT ignored, and an ignored Ctrl-C rightly raises nothing
+    # Python's own Ctrl-C handler, as in a command typed at a terminal: pytest started in the
+    # background of a non-interactive shell (`cmd &`, as a CI runner may) inherits SIGINT
+    # ignored, Python then keeps it so, and an ignored Ctrl-C rightly raises nothing
     outer = signal.signal(signal.SIGINT, signal.default_int_handler)
     client.log_batch = struck
     try:
