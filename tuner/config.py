@@ -327,9 +327,9 @@ def parse(raw: dict[str, Any], *, base: Path, source: Path | None = None) -> Con
                  source=source)
     # values that parsed are checked too, all at once; not what follows from a bad value
     # (attribute_keys = "age" is said, not also "cap_targets need attribute_keys")
-    given = raw.get("risk")
-    failed = [f"risk.{k}" for k in (given if isinstance(given, dict) else {})
-              if k in kinds and k not in risk_values]
+    risk_raw = raw.get("risk")
+    given = risk_raw if isinstance(risk_raw, dict) else {}
+    failed = [f"risk.{k}" for k in given if k in kinds and k not in risk_values]
     raise_all(errors + [p for p in _problems(cfg) if not any(k in p for k in failed)])
     return cfg
 
