@@ -32,7 +32,7 @@ from tuner.release import report
 from tuner.release.export import RELEASED_ATTR, NoFeasibleTrial, export
 from tuner.search.context import prepare
 from tuner.search.locks import claim_lock
-from tuner.search.storage import open_study, storage
+from tuner.search.storage import SecretChanged, open_study, storage
 from tuner.search.study import run_study
 from tuner.search.tracking import local_uri
 from tuner.search.trials import best_feasible, is_pareto, pareto_choice, trials_frame
@@ -140,7 +140,8 @@ def _save_run_file(cfg: Config, storage_url: str, mlflow_uri: str) -> None:
             "storage": storage_url, "mlflow_uri": mlflow_uri,
             "overrides": {"output": str(cfg.study.output.resolve()),
                           "n_trials": cfg.study.n_trials, "mode": cfg.study.mode,
-                          "synthesizers": list(cfg.study.synthesizers)}}
+                          "synthesizers": list(cfg.study.synthesizers),
+                          "public_seed": cfg.study.public_seed}}
     (cfg.study.output / RUN_FILE).write_text(json.dumps(info, indent=2))
 
 
@@ -178,7 +179,8 @@ def load(output: str | Path | None = None, *, storage: str | None = None,
         mlflow_uri=info.get("mlflow_uri") or f"sqlite:///{resolved / 'mlflow.db'}",
         config_source=info.get("config"), config_dict=info.get("config_dict"),
         study_overrides={k: tuple(v) if isinstance(v, list) else v
-                         for k, v in info["overrides"].items() if k in ("mode", "synthesizers")})
+                         for k, v in info["overrides"].items()
+                         if k in ("mode", "synthesizers", "public_seed")})
 
 
 def start(cfg: Config, *, progress: bool = False) -> tuple[TunedStudy, Any]:
@@ -186,8 +188,13 @@ def start(cfg: Config, *, progress: bool = False) -> tuple[TunedStudy, Any]:
     ctx = dataclasses.replace(prepare(cfg), progress=progress)
     # a study of other data or of the other mode is refused before the folder's run file is
     # rewritten (else `report`/`release` of the folder would read the refused config)
-    with claim_lock(ctx, "stores"):
-        open_study(ctx)
+    try:
+        with claim_lock(ctx, "stores"):
+            open_study(ctx)
+    except SecretChanged:  # another worker made the study first: its secret, its split
+        ctx = dataclasses.replace(prepare(cfg), progress=progress)
+        with claim_lock(ctx, "stores"):
+            open_study(ctx)
     _save_run_file(cfg, ctx.storage_url, ctx.mlflow_uri)
     run_study(ctx, progress=progress)
     return load(cfg.study.output), ctx

@@ -11,12 +11,14 @@ from __future__ import annotations
 DATA_FINGERPRINT = "data_fingerprint"  # SHA-256 of the table the study was run on
 STUDY_SEED = "seed"  # the study's seed
 N_TRAIN = "n_train"  # training records of its split
+SECRET = "secret"  # the study's secret as hex, "" for public_seed (tuner.search.stored_split)
 SPLIT = "split"  # {"train_fraction", "audit_fraction", "stratify"} (tuner.search.stored_split)
 PARETO_PICK = "pareto_pick"  # the front-point rule of a Pareto-mode study
 RELEASED = "released_trial"  # the number of the released trial
 CLAIM = "release_claim"  # which worker exports which trial
 WHERE = "release_where"  # where the release was written and logged
-REJECTED_PREFIX = "release_rejected:"  # + trial number: why it was refused at release
+REJECTED_PREFIX = "release_rejected:"  # + trial number: why it was refused at release ("": no more)
+OVER_BUDGET_PREFIX = "audit_over_budget:"  # + trial number: the audit.max_minutes it exceeded
 AUDIT_PREFIX = "audit:"  # + trial number: its release audit, kept for a second export
 WORKER_PREFIX = "worker."  # + slot: "host:pid" of the worker holding it
 INTERRUPTED_PREFIX = "interrupted."  # + trial number: cut short by a kill

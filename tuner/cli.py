@@ -253,6 +253,10 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--synthesizers", nargs="+", metavar="NAME",
                        help="synthesiser families to search, e.g. cart gaussian_copula mst aim "
                             "(overrides study.synthesizers)")
+        p.add_argument("--public-seed", action="store_true",
+                       help="a new study without a secret: its split and fits follow from "
+                            "study.seed alone, so anyone can reproduce them (public data only; "
+                            "sets study.public_seed)")
     p_demo.set_defaults(output=None)
     p_report = sub.add_parser("report", help="the trials of an output folder (no data needed), "
                               "the released one marked; --write makes report.md/html again")
@@ -297,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
             cfg = load_config(args.config if args.command == "run" else None,
                               n_trials=args.trials, output=output, workers=args.workers,
                               mode=args.mode, synthesizers=tuple(args.synthesizers)
-                              if args.synthesizers else None)
+                              if args.synthesizers else None,
+                              public_seed=True if args.public_seed else None)
             _check_paths(cfg, "--output" if args.output is not None else "study.output")
             _check_device(cfg)
             return _run(cfg, progress=not args.no_progress)

@@ -49,7 +49,11 @@ class StudyConfig:
                                         help="families searched (see [space.FAMILY] below)")
     n_trials: int = key(20, help="trial budget, over every worker")
     timeout: float | None = key(None, help="seconds after which no trial starts")
-    seed: int = key(0, help="the one seed everything derives from (split, samplers, fits)")
+    seed: int = key(0, help="the one seed everything derives from (split, samplers, fits), "
+                            "mixed with the study's secret")
+    public_seed: bool = key(False, help="true: no secret, the split, fits and DP noise follow "
+                                        "from seed alone (tests, demos on public data; anyone "
+                                        "who guesses it rebuilds the split)")
     workers: int = key(1, help="worker processes on this machine")
     output: Path = key(Path("runs"), help="output folder (study.db, mlflow.db, release/)")
     storage: str | None = key(None, help="Optuna storage URL (default: SQLite in output); "
@@ -81,9 +85,10 @@ class AuditConfig:
     jobs: int = key(0, help="processes for the refits; 0: every core of this machine")
     tpr_limit: float = key(0.05, help="the upper 95 % bound of the pooled TPR at 1 % FPR a "
                                       "release may reach")
-    max_minutes: float = key(30.0, help="an audit estimated longer does not run")
-    required: bool = key(True, help="an audit that cannot run stops the release (false: "
-                                    "released marked not audited)")
+    max_minutes: float = key(30.0, help="an audit estimated longer does not run: its trial is "
+                                        "passed over, the next best feasible one audited")
+    required: bool = key(True, help="never release unaudited (false: a trial whose audit "
+                                    "cannot run is released marked not audited)")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,15 +8,51 @@ all of them for the duration of a block and restores the previous states afterwa
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import random
+import secrets
 from collections.abc import Iterator
 
 import numpy as np
 
+SECRET_BITS = 128
+"""Bits of OS randomness in a study's secret (design §9.2): beyond any exhaustive search."""
 
-def derive(seed: int, *path: int) -> int:
-    """A 32-bit seed for the component at ``path`` (e.g. trial number) of the study ``seed``."""
-    return int(np.random.SeedSequence([seed, *path]).generate_state(1, dtype=np.uint32)[0])
+
+def new_secret() -> int:
+    """A study's secret: :data:`SECRET_BITS` bits from the operating system's CSPRNG."""
+    return secrets.randbits(SECRET_BITS)
+
+
+def _keyed(secret: int, seed: int, path: tuple[int, ...], nbytes: int) -> int:
+    """BLAKE2b keyed with ``secret`` (a pseudorandom function: without the key its outputs
+    tell nothing of it, nor of each other) over the seed and the path."""
+    message = b"".join(int(v).to_bytes(16, "big", signed=True) for v in (seed, *path))
+    key = secret.to_bytes(SECRET_BITS // 8, "big")
+    return int.from_bytes(hashlib.blake2b(message, key=key, digest_size=nbytes).digest(), "big")
+
+
+def derive(seed: int, *path: int, secret: int | None = None) -> int:
+    """A 32-bit seed for the component at ``path`` (e.g. trial number) of the study ``seed``.
+
+    Without ``secret`` (a study with ``public_seed = true``, and studies made before secrets):
+    NumPy's ``SeedSequence([seed, *path])``, so whoever knows the seed makes the same split
+    and fits. With the study's ``secret``: keyed BLAKE2b, so nobody without the secret can
+    rebuild the split, a fit or a mechanism's noise, whatever seed they guess (design §9.2).
+    """
+    if secret is None:
+        return int(np.random.SeedSequence([seed, *path]).generate_state(1, dtype=np.uint32)[0])
+    return _keyed(secret, seed, path, 4)
+
+
+def noise_key(seed: int, *path: int, secret: int | None = None) -> int | None:
+    """The 128-bit key of a differentially private mechanism's noise at ``path``, or None
+    without a secret (the mechanism then draws from the 32-bit trial seed, as it always did).
+
+    DP's guarantee assumes the intruder cannot regenerate the noise (Dwork & Roth 2014, §3:
+    the mechanism's coins are private); a 32-bit seed can be searched exhaustively by anyone
+    who can run the fit, a 128-bit key derived from the secret cannot."""
+    return None if secret is None else _keyed(secret, seed, path, SECRET_BITS // 8)
 
 
 @contextlib.contextmanager

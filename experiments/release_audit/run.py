@@ -75,7 +75,9 @@ def _config(dataset: str, work: Path, rows: int, /, **study: Any) -> Any:
         _table(name, rows).to_csv(path, index=False)
     return load_config({
         "data": {"path": str(path), "population_size": spec["population_size"]},
-        "study": {"name": f"audit-{name}", "seed": 2026, "output": str(work / name),
+        # public seeds: the experiment on public data is reproducible from them (design §9.2)
+        "study": {"name": f"audit-{name}", "seed": 2026, "public_seed": True,
+                  "output": str(work / name),
                   "synthesizers": ["cart", "gaussian_copula"], **study},
         "risk": {"attribute_keys": spec["keys"], "cap_targets": spec["targets"],
                  "inference_targets": spec["targets"][:1]},

@@ -74,7 +74,9 @@ class Plan:
         raw["data"] = {"path": str(data_path), "population_size": dataset.population_size,
                        "audit_fraction": 0.0}
         raw["audit"] = {"enabled": False}
+        # public seeds: a benchmark on public data is reproducible from its seed (design §9.2)
         raw["study"] = {**raw.get("study", {}), "name": f"{dataset.name}-{seed}", "seed": seed,
+                        "public_seed": True,
                         "n_trials": N_TRIALS, "timeout": self.budget_of(dataset),
                         "output": str(output)}
         raw["risk"] = {**raw.get("risk", {}), **dataset.risk}

@@ -36,7 +36,7 @@ TINY_AUDIT = "\n[audit]\n" + "".join(f"{k} = {v}\n" for k, v in TINY_AUDIT_KEYS.
 
 def write_config(folder: Path, *, synthesizers=("cart", "gaussian_copula"), n_trials=3,
                  extra_risk: str = "", extra: str = "", workers: int = 1,
-                 name: str = "t") -> Path:
+                 name: str = "t", public_seed: bool = False) -> Path:
     text = textwrap.dedent(f"""
     [data]
     path = "builtin:fair"
@@ -48,6 +48,7 @@ def write_config(folder: Path, *, synthesizers=("cart", "gaussian_copula"), n_tr
     synthesizers = {list(synthesizers)!r}
     n_trials = {n_trials}
     seed = 7
+    public_seed = {str(public_seed).lower()}
     workers = {workers}
     output = "out"
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import os
 import stat
+import time
 
 import numpy as np
 import pandas as pd
 import pytest
+from mlflow.tracking import MlflowClient
 
 import tuner
 from tests.data import load_adult
@@ -25,6 +27,8 @@ from tuner.search.storage import DataChanged, open_study
 from tuner.search.stored_split import SPLIT_ATTR
 from tuner.search.trials import rejected
 from tuner.synthesis import families
+from tuner.synthesis.cart import CARTSynthesizer
+from tuner.synthesis.families import SynthesizerSpec
 
 
 def test_the_audit_set_leaves_the_training_records_as_they_were():
@@ -148,18 +152,79 @@ def test_a_changed_audit_fraction_is_refused_for_a_study_that_has_one(tmp_path):
         open_study(prepare(config.load(path)))
 
 
-def test_an_audit_that_cannot_run_in_time_stops_the_release_unless_not_required(tmp_path):
-    slow = "[audit]\ntargets = 2\nshadows = 8\nshadow_size = 60\njobs = 1\ntpr_limit = 1.0\n" \
-           "max_minutes = 0.0001\n"
-    path = write_config(tmp_path, synthesizers=("cart",), n_trials=1, extra=slow)
+class _SlowCART(CARTSynthesizer):
+    """CART whose every fit takes two seconds more: a family too slow to audit in time."""
+
+    def _fit(self, processed_data: pd.DataFrame) -> None:
+        time.sleep(2.0)
+        super()._fit(processed_data)
+
+
+SLOW = SynthesizerSpec("slowcart", "CART, two seconds slower a fit", lambda: _SlowCART,
+                       {"min_samples_leaf": MEMORISER.space["min_samples_leaf"]},
+                       seed_argument="random_state")
+
+
+def _registered(spec: SynthesizerSpec):  # noqa: ANN202 - a fixture's body
+    families.register(spec)
+    try:
+        yield
+    finally:
+        families.unregister(spec.name)
+
+
+@pytest.fixture
+def slow_family():
+    yield from _registered(SLOW)
+
+
+@pytest.mark.slow
+def test_a_trial_that_cannot_be_audited_in_time_is_passed_over_never_a_stop(
+        tmp_path, slow_family, capsys):
+    # shared design, 8 fits: the slow family's audit takes >= 16 s, CART's about a second
+    audit = "[audit]\ntargets = 2\nshadows = 8\nshadow_size = 60\njobs = 1\ntpr_limit = 1.0\n" \
+            "design = \"shared\"\nmax_minutes = 0.1\n"
+    safe = "".join(f"[space.{f}]\nmin_samples_leaf = [60, 80]\n" for f in ("slowcart", "cart"))
+    path = write_config(tmp_path, synthesizers=("slowcart", "cart"), n_trials=1,
+                        extra=audit + safe)
+
+    def enqueue(family: str) -> None:
+        open_study(prepare(config.load(path))).enqueue_trial(
+            {"synthesizer": family, f"{family}.min_samples_leaf": 60})
+
+    enqueue("slowcart")
     tuned = tuner.tune(path)
-    assert tuned.released_trial is None
-    with pytest.raises(NoFeasibleTrial, match=r"would take about .* more than "
-                                              r"audit.max_minutes = 0.0001.*audit.required"):
+    assert tuned.released_trial is None  # nothing unaudited is released
+    refused = rejected(tuned.optuna_study)
+    assert list(refused) == [0] and "cannot be audited" in refused[0]
+    with pytest.raises(NoFeasibleTrial, match=r"(?s)passed over: .*more than audit.max_minutes "
+                                              r"= 0.1.*raise audit.max_minutes"):
         tuned.release()
-    assert not rejected(tuned.optuna_study)  # not the trial's fault: nothing refused
-    path.write_text(path.read_text().replace("max_minutes", "required = false\nmax_minutes"))
+    # a cheaper family beside it: the study ends with an audited release, and says why the
+    # slow trial was passed over
+    enqueue("cart")
+    tuned = tuner.tune(path, trials=2)
+    assert tuned.released_trial == 1
+    manifest = json.loads((tuned.output / "release" / "manifest.json").read_text())
+    assert manifest["audit"]["verdict"] == "passed"
+    assert "cannot be audited" in manifest["selection"]["refused"]["0"]
+    assert "Refused at release: trial 0: passed over" in \
+        (tuned.output / "release" / "report.md").read_text()
+    client = MlflowClient(tracking_uri=tuned.mlflow_uri)
+    run = client.get_run(tuned.optuna_study.trials[0].user_attrs["mlflow_run_id"])
+    assert "cannot be audited" in run.data.tags["release_refused"]
+    # a larger budget makes it a candidate again: audited (and released if it is the best)
+    path.write_text(path.read_text().replace("max_minutes = 0.1", "max_minutes = 30"))
+    capsys.readouterr()
     tuner.load(path).release()
+    assert "trial 0, passed over" in capsys.readouterr().out
+    assert 0 not in rejected(tuner.load(path).optuna_study)
+
+
+def test_an_audit_not_required_releases_marked_not_audited(tmp_path):
+    slow = "[audit]\ntargets = 2\nshadows = 8\nshadow_size = 60\njobs = 1\ntpr_limit = 1.0\n" \
+           "required = false\nmax_minutes = 0.0001\n"
+    tuned = tuner.tune(write_config(tmp_path, synthesizers=("cart",), n_trials=1, extra=slow))
     audit = _release_audit(tuned.output)
     assert audit["verdict"] == "not audited" and not audit["membership"]["ran"]
     assert "No membership audit ran" in (tuned.output / "release" / "report.md").read_text()
@@ -198,9 +263,7 @@ metric = "hellinger"
 
 @pytest.fixture
 def memoriser():
-    families.register(MEMORISER)
-    yield
-    families.unregister(MEMORISER.name)
+    yield from _registered(MEMORISER)
 
 
 @pytest.mark.slow

@@ -114,8 +114,9 @@ def test_the_table_is_installed_with_the_package(tmp_path):
 def test_demo_prints_the_summary_block_of_its_report(tmp_path, capsys):
     # the demo's own table and settings, with a small budget of fast families
     out = tmp_path / "demo-output"
+    # public seeds: the same split as the README's block (the test is of the block's lines)
     assert main(["demo", "--trials", "2", "--synthesizers", "cart", "gaussian_copula",
-                 "--output", str(out), "--no-progress"]) == 0
+                 "--output", str(out), "--no-progress", "--public-seed"]) == 0
     printed = capsys.readouterr().out
     release = out / "release"
     manifest = json.loads((release / "manifest.json").read_text())

@@ -116,7 +116,7 @@ def _manifest(figures: dict[str, str], marginals: dict | None) -> dict:
     return {
         "study": "s", "trial": 3, "synthesizer": "cart", "params": {"max_depth": 4},
         "created_utc": "2026-01-01T00:00:00+00:00", "synthetic_sha256": "ab" * 32,
-        "config_sha256": "cd" * 32, "seeds": {"study": 0, "trial": 7}, "threads": 1,
+        "config_sha256": "cd" * 32, "randomness": {"secret": True, "note": "keyed"}, "threads": 1,
         "device": "cpu",
         "gate": {"released_records": 300, "removed_records": 2, "replicated_uniques": "remove"},
         "data": {"fingerprint_sha256": "ef" * 32, "rows": 800, "population_size": 10_000,

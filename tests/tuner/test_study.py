@@ -153,18 +153,21 @@ def test_resume_keeps_trials_and_finishes_budget(tmp_path):
     assert [(t.number, t.params) for t in trials[:2]] == before
 
 
-def test_same_config_and_seed_give_same_trials(tmp_path):
-    results = []
-    for sub in ("a", "b"):
+def test_same_config_and_public_seed_give_same_trials_and_a_secret_does_not(tmp_path):
+    """With ``public_seed`` the config alone makes the study (reproducible by anyone); with
+    the default secret two studies of one config split and fit differently (design §9.2)."""
+    results: dict[str, list] = {}
+    for sub, public in (("a", True), ("b", True), ("c", False), ("d", False)):
         folder = tmp_path / sub
         folder.mkdir()
-        cfg = config.load(write_config(folder, n_trials=3))
-        _, study = _run(cfg)
-        results.append([
+        cfg = config.load(write_config(folder, n_trials=2, public_seed=public))
+        ctx, study = _run(cfg)
+        results[sub] = [ctx.split.train_positions.tolist()] + [
             (t.params, {k: v for k, v in t.user_attrs["metrics"].items()
                         if not k.endswith("_seconds")})
-            for t in study.get_trials()])
-    assert results[0] == results[1]
+            for t in study.get_trials()]
+    assert results["a"] == results["b"]
+    assert results["c"][0] != results["d"][0] and results["c"][0] != results["a"][0]
 
 
 def _assert_shared(study, n_trials, processes):

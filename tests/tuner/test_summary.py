@@ -125,7 +125,7 @@ def test_a_file_that_is_not_a_manifest_is_a_clear_error():
 def _report_manifest() -> dict:
     m = _manifest()
     m |= {"created_utc": "2026-01-01T00:00:00+00:00", "synthetic_sha256": "ab" * 32,
-          "config_sha256": "cd" * 32, "seeds": {"study": 0, "trial": 7}, "threads": 1,
+          "config_sha256": "cd" * 32, "randomness": {"secret": True, "note": "keyed"}, "threads": 1,
           "device": "cpu", "params": {"max_depth": 4},
           "data": {"fingerprint_sha256": "ef" * 32, "rows": 5000, "population_size": 48842,
                    "population_note": "Adult"},

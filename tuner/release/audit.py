@@ -44,10 +44,9 @@ import risk
 from tuner import attrs
 from tuner.measures.gate import remove_replicated_uniques
 from tuner.release.audit_set import audit_set_check, refusal, winners_curse
-from tuner.release.recreate import NoFeasibleTrial, ReleaseRejected
+from tuner.release.recreate import AuditOverBudget, ReleaseRejected
 from tuner.scoring.evaluation import Evaluation
 from tuner.search.context import Context
-from tuner.seeding import derive
 from tuner.synthesis.synthesizers import synthesize
 
 AUDIT_PREFIX = attrs.AUDIT_PREFIX
@@ -108,8 +107,8 @@ def plan(ctx: Context, family: ReleasedFamily, size: int, seed: int) -> Plan:
     estimates = {d: fixed + pilot * fits / min(jobs, fits) * 1.15 for d, fits in
                  (("per_target", k * a.shadows), ("shared", a.shadows))}
     budget = a.max_minutes * 60.0
-    if a.design != "auto":
-        design: str | None = a.design
+    if a.design != "auto":  # the design asked for, within the budget like any other
+        design: str | None = a.design if estimates[a.design] <= budget else None
     else:
         design = next((d for d in ("per_target", "shared") if estimates[d] <= budget), None)
     fits = 0 if design is None else (k * a.shadows if design == "per_target" else a.shadows)
@@ -136,7 +135,7 @@ def _membership(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTria
     a, cfg = ctx.cfg.audit, ctx.cfg
     family = ReleasedFamily(ev.synthesizer, dict(ev.params), cfg.study.device,
                             cfg.risk.replicated_uniques)
-    seed = derive(cfg.study.seed, AUDIT_SEED, best.number)
+    seed = ctx.derive(AUDIT_SEED, best.number)
     size = min(a.shadow_size, len(ctx.split.holdout))
     chosen = plan(ctx, family, size, seed)
     kept = study.user_attrs.get(f"{AUDIT_PREFIX}{best.number}")
@@ -151,12 +150,11 @@ def _membership(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTria
                f"{_minutes(chosen.estimates['shared'])} (shared) on {chosen.jobs} process(es), "
                f"one fit {chosen.pilot_seconds:.2f} s: more than audit.max_minutes = "
                f"{a.max_minutes:g}")
-        if a.required:
-            raise NoFeasibleTrial(
-                f"{why}. Nothing was released. Raise audit.max_minutes, use fewer "
-                "audit.shadows or a smaller audit.shadow_size, run on more cores "
-                "(audit.jobs), or set audit.required = false to release it marked as not "
-                "audited.")
+        if a.required:  # never released unaudited, never a stop: the next trial is audited
+            raise AuditOverBudget(
+                f"passed over: {why}, so it cannot be audited (raise audit.max_minutes to "
+                "audit it, use fewer audit.shadows, a smaller audit.shadow_size or more cores, "
+                "audit.jobs)", max_minutes=a.max_minutes)
         return {"ran": False, "why": why}
     print(f"audit: trial {best.number} ({ev.synthesizer}): {_targets(ctx)} most vulnerable "
           f"training records x {a.shadows} shadow tables of {size:,} holdout records, "
@@ -237,6 +235,18 @@ def _summary(verdict: str, check: dict[str, Any], mem: dict[str, Any], limit: fl
     else:
         parts.append("no sealed audit set")
     return f"{verdict}: " + "; ".join(parts) + "."
+
+
+CUSTODIAN_ONLY = ("seed", "vulnerability")
+"""What the audit's figures hold that only the custodian may read (design §9.2): the audit's
+seed, from the study's secret, and the targets' vulnerability scores (with the table, a score
+singles its record out, and every target is a training record)."""
+
+
+def public(audited: dict[str, Any]) -> dict[str, Any]:
+    """The manifest's ``audit`` entry: ``audited`` without :data:`CUSTODIAN_ONLY`."""
+    mem = {k: v for k, v in audited.get("membership", {}).items() if k not in CUSTODIAN_ONLY}
+    return audited | {"membership": mem}
 
 
 def release_audit(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,

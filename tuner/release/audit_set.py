@@ -69,7 +69,8 @@ def _partial_again(ctx: Context, sealed: Split, ev: Evaluation, threads: int
     part = synthesize_partial(ev.synthesizer, dict(ev.params), sealed.train,
                               synthesize=cfg.study.synthesize or (), seed=ev.seed,
                               sets=cfg.study.synthetic_sets, holdout=sealed.holdout,
-                              device=cfg.study.device, threads=threads)
+                              device=cfg.study.device, threads=threads,
+                              noise_key=ev.noise_key)
     if data_sha256(part.sets) != ev.data_sha256():
         return None, {"note": "partial synthesis: the model fitted again drew other sets than "
                               "the release's, so its audit-set counterparts would not be "

@@ -7,11 +7,13 @@ that trial for good (study attribute ``release_rejected:N``, :class:`ReleaseReje
 its release if it was the released one, and the next best feasible trial is tried.
 
 ``release/`` holds the synthetic data, ``manifest.json`` (fingerprint of the data, never the
-data; synthesiser, parameters, seeds, package versions, every metric and interval, each
+data; synthesiser, parameters, package versions, every metric and interval, each
 constraint and whether it passed) and ``report.md`` with plots. It is written beside and
 renamed into place, so it is either absent or complete.
 ``split.json`` (which rows of the data file were the training records: confidential, for the
-custodian to recompute M independently) goes to the study folder, never into ``release/``.
+custodian to recompute M independently) and ``seeds.json`` (the study's secret, the released
+trial's seeds and the audit targets' vulnerability: :mod:`tuner.search.secret`) go to the
+study folder, both readable by their owner only, never into ``release/``.
 
 Workers of one study (on one host or many) each export when they finish; a claim made under
 a lock that every worker sees (:func:`tuner.search.locks.claim_lock`: PostgreSQL's advisory lock, or
@@ -36,12 +38,13 @@ from filelock import FileLock
 import risk
 from tuner import attrs, plots
 from tuner.release import report
+from tuner.release.audit import CUSTODIAN_ONLY, public, release_audit
 from tuner.release.audit import metrics as audit_metrics
-from tuner.release.audit import release_audit
 from tuner.release.manifest import SPLIT_FILE, manifest, set_files, sha256_file
-from tuner.release.recreate import NoFeasibleTrial, ReleaseRejected, recreate
+from tuner.release.recreate import AuditOverBudget, NoFeasibleTrial, ReleaseRejected, recreate
 from tuner.scoring import utility
 from tuner.scoring.evaluation import Evaluation
+from tuner.search import secret
 from tuner.search.budget import pid_alive
 from tuner.search.context import Context
 from tuner.search.locks import claim_lock
@@ -58,6 +61,8 @@ from tuner.search.trials import (
 )
 
 RELEASED_ATTR = attrs.RELEASED
+OVER_BUDGET_PREFIX = attrs.OVER_BUDGET_PREFIX
+PLOT_SEED = 17  # the component of the study's seeds that jitters the report's scatter plots
 CLAIM_ATTR = attrs.CLAIM
 WHERE_ATTR = attrs.WHERE
 
@@ -106,6 +111,12 @@ def _refusal_advice(reasons: Any) -> str:
     """What to try when every feasible trial was refused at release, by why they were."""
     text = " ".join(reasons)
     advice = []
+    if "cannot be audited" in text:
+        advice.append(
+            "a feasible trial whose audit would exceed audit.max_minutes is passed over, never "
+            "released unaudited: raise audit.max_minutes (the trials passed over become "
+            "candidates again), run on more cores (audit.jobs), or search cheaper families "
+            "(cart, gaussian_copula) beside the slow ones")
     if "membership audit" in text:
         advice.append(
             "the most exposed training records were told apart by an intruder who knows the "
@@ -141,6 +152,7 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
     """
     me = f"{socket.gethostname()}:{os.getpid()}"
     folder = folder or ctx.output / "release"
+    _revive_over_budget(ctx, study)
     while True:  # the best feasible trial; the next one when its data fail in full
         best = best_feasible(study)
         if best is None:
@@ -161,6 +173,10 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
                 except ReleaseRejected as exc:
                     with claim_lock(ctx, "release-claim"):  # recorded first, whatever follows
                         study.set_user_attr(f"{REJECTED_PREFIX}{best.number}", str(exc))
+                        if isinstance(exc, AuditOverBudget):
+                            study.set_user_attr(f"{OVER_BUDGET_PREFIX}{best.number}",
+                                                exc.max_minutes)
+                    _tag_refused(ctx, best, str(exc))
                     _withdraw_refused(ctx, study, folder)
                     raise
             break
@@ -188,6 +204,34 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
     study.set_user_attr(WHERE_ATTR, where)
     study.set_user_attr(RELEASED_ATTR, best.number)
     return out
+
+
+def _revive_over_budget(ctx: Context, study: optuna.Study) -> None:
+    """Trials passed over because their audit exceeded an ``audit.max_minutes`` smaller than
+    today's are candidates again (their data were never refused, only not audited)."""
+    now = ctx.cfg.audit.max_minutes
+    with claim_lock(ctx, "release-claim"):
+        for key, limit in dict(study.user_attrs).items():
+            if key.startswith(OVER_BUDGET_PREFIX) and limit is not None and now > float(limit):
+                number = key[len(OVER_BUDGET_PREFIX):]
+                study.set_user_attr(f"{REJECTED_PREFIX}{number}", "")
+                study.set_user_attr(key, None)
+                print(f"release: trial {number}, passed over when its audit exceeded "
+                      f"audit.max_minutes = {float(limit):g}, is a candidate again "
+                      f"(max_minutes = {now:g})", flush=True)
+
+
+def _tag_refused(ctx: Context, trial: optuna.trial.FrozenTrial, why: str) -> None:
+    """The refused trial's MLflow run says why it was not released (best effort: the refusal
+    is already in the study)."""
+    run_id = trial.user_attrs.get(attrs.MLFLOW_RUN_ID)
+    if not run_id:
+        return
+    try:
+        Tracker(ctx.mlflow_uri, ctx.cfg.study.name, ctx.output).log(
+            run_id, tags={"release_refused": why[:4000]})
+    except Exception as exc:  # noqa: BLE001 - the study holds the reason; say this one
+        print(f"warning: could not tag trial {trial.number}'s MLflow run as refused ({exc})")
 
 
 def _withdraw_refused(ctx: Context, study: optuna.Study, folder: Path) -> None:
@@ -289,7 +333,9 @@ def _figures(ev: Evaluation, ctx: Context, folder: Path) -> dict[str, str]:
         fname = f"cap_scatter_{safe}.png"
         if fname in figures.values():  # two names made alike
             fname = f"cap_scatter_{safe}_{i}.png"
-        plots.save_figure(plots.cap_scatter(before, after, t, seed=ev.seed), folder / fname)
+        # the jitter's own seed: an image must not carry the trial's (design §9.2)
+        plots.save_figure(plots.cap_scatter(before, after, t, seed=ctx.derive(PLOT_SEED, i)),
+                          folder / fname)
         figures[f"Record-level CAP of {t!r}: original vs synthetic"] = fname
     plots.save_figure(plots.correlations(ctx.split.train, ev.synthetic),
                       folder / "correlations.png")
@@ -364,13 +410,19 @@ def _export(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
         }
         digest = sha256_file(staging / "synthetic.csv")
         content = manifest(ev, ctx, best, digest, report_data) | {"selection": chosen,
-                                                                   "audit": audited}
+                                                                   "audit": public(audited)}
         if ev.sets:
             content["partial"]["sha256"] = {name: sha256_file(staging / name)
                                             for name in set_files(len(ev.sets))}
         (staging / "manifest.json").write_text(json.dumps(content, indent=2, default=str))
         report.write(staging, json.loads(json.dumps(content, default=str)))
         write_split(ctx)
+        mem = audited.get("membership", {})
+        secret.record(ctx.output, ctx.cfg.study.name, secret=secret.encode(ctx.secret),
+                      seed=ctx.cfg.study.seed, public_seed=ctx.secret is None,
+                      release={"trial": best.number, "trial_seed": ev.seed,
+                               "synthetic_sha256": digest}
+                      | {f"audit_{k}": mem[k] for k in CUSTODIAN_ONLY if k in mem})
         old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
         if folder.exists():
             folder.rename(old)

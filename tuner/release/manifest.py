@@ -1,7 +1,10 @@
 """The release's manifest (design §9): what the release is, how it was made and measured.
 
-No data values: fingerprints, synthesiser, parameters, seeds, package versions, every metric and
-interval, each constraint and whether it passed, and (partial synthesis) what was kept.
+No data values: fingerprints, synthesiser, parameters, package versions, every metric and
+interval, each constraint and whether it passed, and (partial synthesis) what was kept. No
+seed either (design §9.2): the split, the fits and a DP mechanism's noise follow from the
+study's secret, which only the custodian's ``seeds.json`` holds; the manifest says which kind
+of randomness the study used.
 """
 
 from __future__ import annotations
@@ -22,6 +25,13 @@ from tuner.search.context import Context
 from tuner.synthesis.families import SYNTHESIZERS
 
 SPLIT_FILE = "split.json"
+SECRET_NOTE = ("the split, every fit and a DP mechanism's noise are keyed with the study's "
+               "128-bit secret, held by the custodian only (seeds.json beside split.json): "
+               "nothing released lets anyone rebuild who was in the training data")
+PUBLIC_NOTE = ("PUBLIC SEED (study.public_seed = true, or a study made before secrets): the "
+               "split and every fit follow from study.seed alone, so whoever knows or guesses "
+               "it rebuilds who was in the training data with the data file; for tests and "
+               "demonstrations on public data, not for a release of confidential data")
 PACKAGES = ("risk-tuner", "sdv", "sdmetrics", "optuna", "mlflow", "torch", "scikit-learn",
             "pandas", "numpy")
 def versions() -> dict[str, str]:
@@ -60,7 +70,8 @@ def manifest(ev: Evaluation, ctx: Context, best: optuna.trial.FrozenTrial,
         "synthetic_sha256": synthetic_sha256, "config_sha256": config_hash(ctx),
         "study": cfg.study.name, "trial": best.number, "synthesizer": ev.synthesizer,
         "params": ev.params,
-        "seeds": {"study": cfg.study.seed, "trial": ev.seed},
+        "randomness": {"secret": ctx.secret is not None,
+                       "note": SECRET_NOTE if ctx.secret is not None else PUBLIC_NOTE},
         "threads": int(best.user_attrs.get(attrs.THREADS, 1)), "device": cfg.study.device,
         "data": {"fingerprint_sha256": ctx.fingerprint, "rows": len(ctx.frame),
                  "columns": list(map(str, ctx.frame.columns)),

@@ -24,7 +24,7 @@ from tuner import attrs, measures
 from tuner.errors import TunerError
 from tuner.scoring.evaluation import Evaluation, evaluate
 from tuner.search.context import Context
-from tuner.search.objective import trial_params
+from tuner.search.objective import TRIAL_PATH, trial_params
 from tuner.search.trials import DATA_SHA256_ATTR
 
 
@@ -35,14 +35,25 @@ class NoFeasibleTrial(TunerError, RuntimeError):
 
 class ReleaseRejected(TunerError, RuntimeError):
     """A feasible trial's very data fail, scored in full, a constraint the trial estimated on a
-    sample: the trial is never released."""
+    sample, or its release audit: the trial is never released."""
+
+
+class AuditOverBudget(ReleaseRejected):
+    """A feasible trial's membership audit cannot run within ``audit.max_minutes``: it is passed
+    over like a refused trial (nothing unaudited is released), until a larger
+    ``max_minutes`` lets it be audited (:func:`tuner.release.export.export` revives it)."""
+
+    def __init__(self, message: str, *, max_minutes: float) -> None:
+        super().__init__(message)
+        self.max_minutes = max_minutes
 
 
 def recreate(ctx: Context, best: optuna.trial.FrozenTrial) -> Evaluation:
     """The trial's data made and scored again, checked as the module docstring says."""
     name, params = trial_params(best)
     ev = evaluate(ctx.cfg, ctx.split, name, params, seed=int(best.user_attrs[attrs.TRIAL_SEED]),
-                  threads=int(best.user_attrs.get(attrs.THREADS, 1)), release=True)
+                  threads=int(best.user_attrs.get(attrs.THREADS, 1)), release=True,
+                  noise_key=ctx.noise_key(TRIAL_PATH, best.number))
     same, evidence = _same_data(best, ev)
     if not same:
         raise NoFeasibleTrial(

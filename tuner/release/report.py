@@ -115,8 +115,9 @@ def _blocks(m: dict[str, Any]) -> list[tuple[str, Any]]:
             ("study", f"{r['trials_run']} trials run, {r['trials_feasible']} feasible"
                       + (f", {r['trials_refused']} of them refused at release"
                          if r.get("trials_refused") else "")),
-            ("synthesiser", f"{m['synthesizer']}, parameters {json.dumps(m['params'])}, seed "
-                            f"{m['seeds']['trial']}, {m['threads']} thread(s), {m['device']}"),
+            ("synthesiser", f"{m['synthesizer']}, parameters {json.dumps(m['params'])}, "
+                            f"{m['threads']} thread(s), {m['device']}"),
+            ("randomness", (m.get("randomness") or {}).get("note", "not recorded")),
             ("config SHA-256", m["config_sha256"]),
         ], columns=["", "value"])),
         *_selection(m.get("selection")),

@@ -62,6 +62,8 @@ class Evaluation:
     # partial synthesis: the m released sets (synthetic is the first) and how they were drawn
     sets: tuple[pd.DataFrame, ...] = dataclasses.field(default=(), repr=False)
     partial: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    # a DP family's noise key (tuner.seeding.noise_key): a refit of this model needs it too
+    noise_key: int | None = dataclasses.field(default=None, repr=False)
 
     @property
     def feasible(self) -> bool:
@@ -232,27 +234,30 @@ def _measured(cfg: Config, inputs: measures.Inputs, utility: float,
 
 
 def evaluate(cfg: Config, split: Split, name: str, params: dict[str, Any], *, seed: int,
-             threads: int = 1, release: bool = False) -> Evaluation:
+             threads: int = 1, release: bool = False,
+             noise_key: int | None = None) -> Evaluation:
     """Fit ``name`` with ``params`` on the training split and score its synthetic data (in
     partial synthesis, its m partially synthetic sets). ``release``: the release's evaluation,
     which also computes what only its report shows (M's F1 at every Hamming threshold) and
     scores every synthetic record where a trial scores a sample (DCR, ``MeasureSpec.sampled``);
-    every other constraint, and the loss, are the same numbers either way."""
+    every other constraint, and the loss, are the same numbers either way. ``noise_key``: a DP
+    family's noise key (:func:`tuner.seeding.noise_key`), from the study's secret."""
     if cfg.study.synthesize:
         part = synthesize_partial(
             name, params, split.train, synthesize=cfg.study.synthesize, seed=seed,
             sets=cfg.study.synthetic_sets, holdout=split.holdout, device=cfg.study.device,
-            threads=threads)
+            threads=threads, noise_key=noise_key)
         scored = score_partial(cfg, split, part, seed=seed, release=release)
         return Evaluation(
             synthesizer=name, params=dict(params), seed=seed, fit_seconds=part.fit_seconds,
             sample_seconds=part.sample_seconds,
             partial={"holdout_sample_seconds": part.holdout_seconds,
-                     "rejection_draws": float(part.draws)}, **scored)
+                     "rejection_draws": float(part.draws)}, noise_key=noise_key, **scored)
     synthesis = synthesize(name, params, split.train, seed=seed, device=cfg.study.device,
-                           threads=threads, num_rows=cfg.study.sample_size)
+                           threads=threads, num_rows=cfg.study.sample_size, noise_key=noise_key)
     scored = score(cfg, split, synthesis.synthetic, seed=seed, release=release)
     return Evaluation(
         synthesizer=name, params=dict(params), seed=seed,
-        fit_seconds=synthesis.fit_seconds, sample_seconds=synthesis.sample_seconds, **scored,
+        fit_seconds=synthesis.fit_seconds, sample_seconds=synthesis.sample_seconds,
+        noise_key=noise_key, **scored,
     )

@@ -12,9 +12,10 @@ from tuner.config import Config, ConfigError, data_problems, raise_all
 from tuner.data import Split, fingerprint, frame_problems, read_table, split
 from tuner.identifiers import drop_identifiers
 from tuner.measures import identification
+from tuner.search import secret as study_secret
 from tuner.search.stored_split import recorded_split
 from tuner.search.tracking import local_uri
-from tuner.seeding import derive
+from tuner.seeding import derive, noise_key
 from tuner.synthesis.families import SYNTHESIZERS
 from tuner.synthesis.partial import conditioning_problem
 
@@ -30,10 +31,19 @@ class Context:
     mlflow_uri: str
     fingerprint: str  # SHA-256 of the table, computed once
     progress: bool = True  # progress bars on long work (the release audit); --no-progress: off
+    secret: int | None = None  # the study's secret (tuner.search.secret); None: public seeds
 
     @property
     def output(self) -> Path:
         return self.cfg.study.output
+
+    def derive(self, *path: int) -> int:
+        """The study's 32-bit seed of the component at ``path``, keyed with its secret."""
+        return derive(self.cfg.study.seed, *path, secret=self.secret)
+
+    def noise_key(self, *path: int) -> int | None:
+        """The 128-bit noise key of a DP mechanism fitted at ``path`` (None: public seeds)."""
+        return noise_key(self.cfg.study.seed, *path, secret=self.secret)
 
     def split_record(self) -> dict[str, Any]:
         """How the data were split, as the study records it (:mod:`tuner.search.stored_split`)."""
@@ -101,11 +111,15 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
             print(f"note: study {cfg.study.name!r} was made before sealed audit sets: it keeps "
                   "its holdout and has no audit set (its release says so); a new study gets "
                   f"one (data.audit_fraction = {cfg.data.audit_fraction})")
-    sp = split(frame, train_fraction=cfg.data.train_fraction, seed=derive(cfg.study.seed, 0),
-               stratify=cfg.data.stratify, audit_fraction=audit)
+    secret, note = study_secret.resolve(cfg, recorded)
+    if note:
+        print(f"note: {note}")
+    sp = split(frame, train_fraction=cfg.data.train_fraction,
+               seed=derive(cfg.study.seed, 0, secret=secret), stratify=cfg.data.stratify,
+               audit_fraction=audit)
     a = cfg.audit
     if a.enabled and sp.has_audit and a.targets > len(sp.train):
         raise ConfigError(f"audit.targets = {a.targets} is more than the {len(sp.train)} "
                           "training records; attack at most that many (the default is 20)")
     return Context(cfg, frame, sp, storage, cfg.study.mlflow_uri or local_uri(out),
-                   fingerprint(frame))
+                   fingerprint(frame), secret=secret)

@@ -30,8 +30,9 @@ from tuner.search.budget import INTERRUPTED_PREFIX, claim_slot
 from tuner.search.context import Context
 from tuner.search.tracking import Tracker
 from tuner.search.trials import DATA_SHA256_ATTR
-from tuner.seeding import derive
 from tuner.synthesis.spaces import narrow
+
+TRIAL_PATH = 2  # the component of the study's seeds that seeds trials (trial number after it)
 
 
 def suggest(trial: Trial, name: str, dist: BaseDistribution) -> Any:
@@ -116,7 +117,7 @@ class TrackedObjective:
 
     def _start(self, trial: Trial) -> tuple[str, str, dict[str, Any]]:
         """Record who runs the trial, ask its parameters and open its MLflow run."""
-        seed = derive(self.ctx.cfg.study.seed, 2, trial.number)
+        seed = self.ctx.derive(TRIAL_PATH, trial.number)
         trial.set_user_attr(attrs.PID, os.getpid())
         trial.set_user_attr(attrs.HOST, socket.gethostname())
         trial.set_user_attr(attrs.TRIAL_SEED, seed)
@@ -130,9 +131,10 @@ class TrackedObjective:
 
     def _evaluate(self, trial: Trial, run: str, name: str,
                   params: dict[str, Any]) -> float | tuple[float, float]:
-        seed = derive(self.ctx.cfg.study.seed, 2, trial.number)
+        seed = self.ctx.derive(TRIAL_PATH, trial.number)
         ev = evaluation.evaluate(self.ctx.cfg, self.ctx.split, name, params, seed=seed,
-                                 threads=self.threads)
+                                 threads=self.threads,
+                                 noise_key=self.ctx.noise_key(TRIAL_PATH, trial.number))
         for key, value in ev.constraints.items():
             trial.set_constraint(key, value)
         metrics = ev.metrics()

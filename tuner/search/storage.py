@@ -25,7 +25,7 @@ from tuner import attrs
 from tuner.config import Config, ConfigError
 from tuner.errors import InputError
 from tuner.faults import keep_reserve
-from tuner.search import stored_split
+from tuner.search import secret, stored_split
 from tuner.search.budget import record_interrupted
 from tuner.search.context import Context
 from tuner.search.database import engine_url, is_postgres, opening, shown
@@ -128,10 +128,18 @@ def open_study(ctx: Context, worker: int = 0) -> optuna.Study:
     fp = ctx.fingerprint
     known = study.user_attrs.get(attrs.DATA_FINGERPRINT)
     if known is None:
+        # the secret first: a study whose storage holds a fingerprint holds its secret too
+        study.set_user_attr(attrs.SECRET, secret.encode(ctx.secret))
+        secret.record(ctx.output, ctx.cfg.study.name, secret=secret.encode(ctx.secret),
+                      seed=ctx.cfg.study.seed, public_seed=ctx.secret is None)
         study.set_user_attr(attrs.DATA_FINGERPRINT, fp)
         study.set_user_attr(attrs.STUDY_SEED, ctx.cfg.study.seed)
         study.set_user_attr(attrs.N_TRAIN, len(ctx.split.train))
         study.set_user_attr(stored_split.SPLIT_ATTR, ctx.split_record())
+    elif secret.decode(study.user_attrs.get(attrs.SECRET), "the study's storage") != ctx.secret:
+        raise SecretChanged(
+            f"study {ctx.cfg.study.name!r} in {ctx.storage_url} was made by another process "
+            "with its own secret after this one read the storage; run the command again")
     elif known != fp:
         raise DataChanged(
             f"study {ctx.cfg.study.name!r} in {ctx.storage_url} was run on other data "
@@ -162,6 +170,11 @@ def _check_split(ctx: Context, recorded: dict[str, Any] | None) -> None:
             f"study {ctx.cfg.study.name!r} in {ctx.storage_url} split its data otherwise: "
             f"{'; '.join(changed)}; its trials were scored on that split: set the values back "
             "to resume it, or use another study.name or --output for a new study")
+
+
+class SecretChanged(InputError):
+    """Another process made the study, with its own secret, after this one prepared its split
+    (:func:`tuner.api.start` prepares again then)."""
 
 
 class DataChanged(InputError):

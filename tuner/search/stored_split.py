@@ -1,4 +1,5 @@
-"""How an existing study split its data, read from its storage before anything else opens it.
+"""How an existing study split its data (fractions and secret), read from its storage before
+anything else opens it.
 
 A study records its split fractions when it is created (study attribute ``split``), so that every
 later process makes the same split. A study created before the sealed audit set existed
@@ -39,7 +40,9 @@ def recorded_split(url: str, study_name: str) -> dict[str, Any] | None:
         return None
     if study is None or attrs.DATA_FINGERPRINT not in study.user_attrs:
         return None
-    return dict(study.user_attrs.get(SPLIT_ATTR) or LEGACY)
+    # with the study's secret (tuner.search.secret): None for a study made before secrets
+    return dict(study.user_attrs.get(SPLIT_ATTR) or LEGACY) | {
+        attrs.SECRET: study.user_attrs.get(attrs.SECRET)}
 
 
 def _existing(url: str, study_name: str) -> optuna.Study | None:

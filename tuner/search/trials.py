@@ -25,9 +25,10 @@ def is_feasible(trial: FrozenTrial) -> bool:
 
 
 def rejected(study: optuna.Study) -> dict[int, str]:
-    """Trials refused at release (trial number -> why): feasible as scored, not in full."""
+    """Trials refused at release (trial number -> why): feasible as scored, not in full, or
+    passed over because their audit could not run (a refusal withdrawn is "")."""
     return {int(k[len(REJECTED_PREFIX):]): str(v) for k, v in study.user_attrs.items()
-            if k.startswith(REJECTED_PREFIX)}
+            if k.startswith(REJECTED_PREFIX) and v}
 
 
 def _releasable(study: optuna.Study) -> list[FrozenTrial]:

@@ -44,7 +44,10 @@ class SynthesizerSpec:
     columns given the kept ones: ``"native"``, the class's ``sample_remaining_columns``
     conditions exactly; ``"reject"``, the model samples whole records only, and a draw is
     kept where its kept values equal the record's. ``keep_argument``: the constructor argument
-    that is told the kept columns before the fit (CART's ``keep``), if any.
+    that is told the kept columns before the fit (CART's ``keep``), if any. ``private``: a
+    differentially private mechanism whose ``seed_argument`` draws its noise; it takes the
+    study's 128-bit noise key there when the study has a secret (:func:`tuner.seeding.noise_key`:
+    DP assumes coins nobody else can replay).
     """
 
     name: str
@@ -59,6 +62,7 @@ class SynthesizerSpec:
     modules: tuple[str, ...] = ()
     conditioning: str = "reject"
     keep_argument: str | None = None
+    private: bool = False
 
     def missing(self) -> str | None:
         """Why this family cannot run here (its extra is not installed), or None."""
@@ -170,12 +174,12 @@ _SPECS = (
     SynthesizerSpec(
         "mst", "MST, (epsilon, delta)-DP marginals on a spanning tree (McKenna et al. 2021)",
         _dp("MSTSynthesizer"), {"epsilon": _EPSILON, "delta": _DELTA, "bins": _BINS},
-        seed_argument="random_state", extra="dp", modules=("mbi", "jax"),
+        seed_argument="random_state", extra="dp", modules=("mbi", "jax"), private=True,
     ),
     SynthesizerSpec(
         "aim", "AIM, (epsilon, delta)-DP adaptive marginals (McKenna et al. 2022)",
         _dp("AIMSynthesizer"), {"epsilon": _EPSILON, "delta": _DELTA, "bins": _BINS},
-        seed_argument="random_state", extra="dp", modules=("mbi", "jax"),
+        seed_argument="random_state", extra="dp", modules=("mbi", "jax"), private=True,
     ),
 )
 

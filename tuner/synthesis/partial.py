@@ -205,6 +205,7 @@ def synthesize_partial(
     holdout: pd.DataFrame | None = None,
     device: str = "cpu",
     threads: int = 1,
+    noise_key: int | None = None,
 ) -> PartialSynthesis:
     """Fit ``name`` on ``train`` and draw ``sets`` partially synthetic versions of it.
 
@@ -212,7 +213,8 @@ def synthesize_partial(
     model also draws the holdout records' synthesised columns once (the gate's comparison).
     Seeded as :func:`tuner.synthesis.synthesizers.synthesize` (fit under
     :func:`tuner.seeding.seeded`,
-    sampling by the synthesiser's own generator set to ``seed``).
+    sampling by the synthesiser's own generator set to ``seed``; a DP family's noise from
+    ``noise_key`` where given).
     """
     if isinstance(sets, bool) or not isinstance(sets, int) or sets < 1:
         raise InputError(f"`sets >= 1` must hold, but got sets={sets!r}")
@@ -225,7 +227,7 @@ def synthesize_partial(
     problem = conditioning_problem(name, train, synthesize)
     if problem:
         raise PartialSynthesisError(problem)
-    synth = build(name, params, train, seed=seed, device=device, keep=kept)
+    synth = build(name, params, train, seed=seed, device=device, keep=kept, noise_key=noise_key)
     with fitted(synth, train, seed=seed, threads=threads) as fit_seconds:
         start = time.perf_counter()
         drawn, released = 0, []

@@ -28,16 +28,19 @@ class Synthesis:
 
 
 def build(name: str, params: dict[str, Any], frame: pd.DataFrame, *, seed: int,
-          device: str = "cpu", keep: Sequence[str] = ()) -> Any:
+          device: str = "cpu", keep: Sequence[str] = (), noise_key: int | None = None) -> Any:
     """A synthesiser ``name`` with decoded ``params`` for a table shaped like ``frame``;
     ``keep``: the columns partial synthesis will give it (told to a family that takes them
-    before the fit, :attr:`tuner.synthesis.families.SynthesizerSpec.keep_argument`)."""
+    before the fit, :attr:`tuner.synthesis.families.SynthesizerSpec.keep_argument`);
+    ``noise_key``: the 128-bit key a differentially private family draws its noise from in
+    place of ``seed`` (:attr:`~tuner.synthesis.families.SynthesizerSpec.private`)."""
     spec = SYNTHESIZERS[name]
     kwargs = decode(params)
     if spec.takes_device:
         kwargs["enable_gpu"] = device == "cuda"
     if spec.seed_argument:
-        kwargs[spec.seed_argument] = seed
+        kwargs[spec.seed_argument] = noise_key if spec.private and noise_key is not None \
+            else seed
     if keep and spec.keep_argument:
         kwargs[spec.keep_argument] = list(keep)
     return spec.load()(metadata_for(frame), **kwargs)
@@ -52,6 +55,7 @@ def synthesize(
     num_rows: int | None = None,
     device: str = "cpu",
     threads: int = 1,
+    noise_key: int | None = None,
 ) -> Synthesis:
     """Fit on ``train`` and sample ``num_rows`` (default ``len(train)``), reproducibly.
 
@@ -61,9 +65,9 @@ def synthesize(
     ``Parallel(n_jobs=-1)`` on tables over 500 rows, and that pool oversubscribes the cores
     given to this worker and, in a spawned worker process, keeps it from exiting until the
     pool's 300 s idle timeout. Threads are no alternative: the transforms seed NumPy's global
-    generator, and concurrent ones changed the synthetic data.
+    generator, and concurrent ones changed the synthetic data. ``noise_key``: see :func:`build`.
     """
-    synth = build(name, params, train, seed=seed, device=device)
+    synth = build(name, params, train, seed=seed, device=device, noise_key=noise_key)
     with fitted(synth, train, seed=seed, threads=threads) as fit_seconds:
         start = time.perf_counter()
         synthetic = synth.sample(num_rows or len(train))[TABLE]
