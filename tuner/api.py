@@ -29,6 +29,7 @@ from tuner import config as config_module
 from tuner.config import Config, ConfigError
 from tuner.errors import InputError
 from tuner.release import report
+from tuner.release.audit_backend import check_reachable
 from tuner.release.export import RELEASED_ATTR, NoFeasibleTrial, export
 from tuner.search.context import prepare
 from tuner.search.locks import claim_lock
@@ -186,6 +187,8 @@ def load(output: str | Path | None = None, *, storage: str | None = None,
 def start(cfg: Config, *, progress: bool = False) -> tuple[TunedStudy, Any]:
     """Prepare and run (or resume) the study of ``cfg``; return it and its context."""
     ctx = dataclasses.replace(prepare(cfg), progress=progress)
+    if cfg.audit.enabled:  # an audit scheduler that is not there: said before any trial
+        check_reachable(cfg.audit)
     # a study of other data or of the other mode is refused before the folder's run file is
     # rewritten (else `report`/`release` of the folder would read the refused config)
     try:

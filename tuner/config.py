@@ -77,6 +77,7 @@ class RiskConfig(Mapping[str, Any]):
 
 
 AUDIT_DESIGNS = ("auto", "per_target", "shared")
+AUDIT_BACKENDS = ("local", "dask")  # where the refits run (tuner.release.audit_backend)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,6 +171,7 @@ def _audit_problems(a: AuditConfig) -> list[str]:
         errors.append(f"audit.tpr_limit must be in (0, 1], got {a.tpr_limit}")
     if a.max_minutes <= 0:
         errors.append(f"audit.max_minutes must be > 0, got {a.max_minutes}")
+    errors += _backend_problems(a)
     if a.enabled and not errors and null_tpr_upper(a.targets * a.shadows) > a.tpr_limit:
         need = next(n for n in range(4, 10**6, 4) if null_tpr_upper(n) <= a.tpr_limit)
         errors.append(
@@ -180,6 +182,21 @@ def _audit_problems(a: AuditConfig) -> list[str]:
             f"so every release would be refused; make targets x shadows at least {need}, or "
             "raise audit.tpr_limit")
     return errors
+
+
+def _backend_problems(a: AuditConfig) -> list[str]:
+    """``audit.backend`` and ``audit.scheduler``, each problem naming its key."""
+    import importlib.util
+
+    if a.backend not in AUDIT_BACKENDS:
+        return [f"audit.backend must be one of {AUDIT_BACKENDS}, got {a.backend!r}"]
+    if a.backend == "local" and a.scheduler:
+        return [f"audit.scheduler = {a.scheduler!r} is for audit.backend = 'dask', and the "
+                "backend is 'local': set backend = \"dask\", or remove the scheduler"]
+    if a.backend == "dask" and importlib.util.find_spec("distributed") is None:
+        return ["audit.backend = 'dask' needs Dask's distributed, which is not installed (the "
+                "`dask` extra): python -m pip install -e \".[dask]\""]
+    return []
 
 
 def null_tpr_upper(runs: int) -> float:

@@ -85,6 +85,11 @@ class AuditConfig:
     jobs: int = key(0, help="processes for the refits; 0: every core of this machine")
     tpr_limit: float = key(0.05, help="the upper 95 % bound of the pooled TPR at 1 % FPR a "
                                       "release may reach")
+    backend: str = key("local", help='where the refits run: "local" (jobs processes here) or '
+                                     '"dask" (a Dask cluster: the scheduler below, or jobs '
+                                     "local workers)")
+    scheduler: str | None = key(None, help='the Dask scheduler\'s address, "tcp://host:8786" '
+                                           '(backend = "dask"; none: a local cluster)')
     max_minutes: float = key(30.0, help="an audit estimated longer does not run: its trial is "
                                         "passed over, the next best feasible one audited")
     required: bool = key(True, help="never release unaudited (false: a trial whose audit "

@@ -295,6 +295,13 @@ CONFIG_CASES = [
     ("audit-minutes-zero", {"audit.max_minutes": 0}, ["audit.max_minutes", "0"]),
     ("audit-enabled-string", {"audit.enabled": "yes"}, ["audit.enabled", "yes"]),
     ("audit-unknown-key", {"audit.shadow": 10}, ["[audit]", "shadow"]),
+    ("audit-backend-unknown", {"audit.backend": "ray"}, ["audit.backend", "ray", "dask"]),
+    ("audit-scheduler-without-dask", {"audit.scheduler": "tcp://127.0.0.1:8786"},
+     ["audit.scheduler", "tcp://127.0.0.1:8786", "local"]),
+    # a port nobody listens on: said before any trial, naming the key
+    ("audit-scheduler-unreachable", {"audit.backend": "dask",
+                                     "audit.scheduler": "tcp://127.0.0.1:9"},
+     ["audit.scheduler", "tcp://127.0.0.1:9", "no Dask scheduler answered"]),
 ]
 
 

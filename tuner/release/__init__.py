@@ -4,8 +4,8 @@ The trial's data made again and checked (its own data, scored in full), the rele
 (the gate on the sealed audit set, the per-record membership audit that knows the generator),
 the atomic export with its manifest, the report (Markdown and self-contained HTML) and its
 summary block (the figures are :mod:`tuner.plots`).
-Modules: ``export``, ``recreate``, ``audit``, ``audit_set``, ``manifest``, ``report``,
-``report_audit``, ``summary``.
+Modules: ``export``, ``recreate``, ``refusals``, ``audit``, ``audit_backend``, ``audit_set``,
+``manifest``, ``report``, ``report_audit``, ``summary``.
 """
 
 from __future__ import annotations

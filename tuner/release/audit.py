@@ -43,6 +43,7 @@ from tqdm import tqdm
 import risk
 from tuner import attrs
 from tuner.measures.gate import remove_replicated_uniques
+from tuner.release import audit_backend
 from tuner.release.audit_set import audit_set_check, refusal, winners_curse
 from tuner.release.recreate import AuditOverBudget, ReleaseRejected
 from tuner.scoring.evaluation import Evaluation
@@ -170,10 +171,11 @@ def _membership(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTria
         bar.refresh()
 
     try:
-        res = risk.membership_audit(
-            ctx.split.train, ctx.split.holdout, family, targets=_targets(ctx),
-            shadows=a.shadows, shadow_size=size, design=chosen.design,
-            n_jobs=min(chosen.jobs, chosen.fits), progress=progress, random_state=seed)
+        with audit_backend.running(a, min(chosen.jobs, chosen.fits)) as jobs:
+            res = risk.membership_audit(
+                ctx.split.train, ctx.split.holdout, family, targets=_targets(ctx),
+                shadows=a.shadows, shadow_size=size, design=chosen.design,
+                n_jobs=jobs, progress=progress, random_state=seed)
     finally:
         bar.close()
     out = _figures(res) | {"ran": True, "estimated_seconds": chosen.seconds,

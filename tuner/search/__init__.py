@@ -4,8 +4,8 @@ What every worker needs (:class:`Context`, :func:`prepare`), the stores (Optuna 
 sampler, MLflow tracking), the budget and the trials (feasible, best, the Pareto front), one
 trial (the objective), K workers with progress, and what workers coordinate through (locks,
 worker slots, faults of the machine).
-Modules: ``context``, ``stored_split``, ``tracking``, ``budget``, ``trials``, ``pareto``,
-``storage``, ``database``, ``faults``, ``locks``, ``objective``, ``study``.
+Modules: ``context``, ``secret``, ``stored_split``, ``tracking``, ``budget``, ``trials``,
+``pareto``, ``storage``, ``database``, ``faults``, ``locks``, ``objective``, ``study``.
 """
 
 from __future__ import annotations
