@@ -62,6 +62,7 @@ from experiments.membership_validation.tuner_truth import (
     KEYS,
     TARGET,
     Setting,
+    Truth,
     binned_copies_difference,
     copier,
     distinct_keys,
@@ -70,7 +71,7 @@ from experiments.membership_validation.tuner_truth import (
     true_attack,
 )
 from experiments.reporting import append_rows
-from risk.membership import DEFAULT_ATTACK_CAP
+from risk.membership import DEFAULT_ATTACK_CAP, f1_from_rates
 from tuner import measures
 from tuner.data import split
 from tuner.measures import remove_replicated_uniques
@@ -83,6 +84,10 @@ CSV_NAME = "tuner_setting.csv"
 COLUMNS = ("sample_fraction", "synthesizer", "hamming_threshold", "f1_estimate", "f1_true",
            "m_estimate", "m_true", "abs_error", "decision_agrees")
 KEY = ["synthesizer", "sample_fraction", "seed"]
+INTERVAL_COLUMNS = ("m_ci_low", "m_ci_high", "m_ci_level", "ci_covers", "ci_covers_limit",
+                    "f1_ci_low", "f1_ci_high", "upper_decision_agrees", "member_match_rate",
+                    "holdout_match_rate", "effective_holdout", "true_member_rate",
+                    "true_nonmember_rate", "m_true_limit")
 ACCEPTABLE_M = risk.ACCEPTABLE_M  # 0.2
 QI_SETS: Mapping[str, tuple[str, ...] | None] = {"all": None, "keys6": KEYS}
 
@@ -172,8 +177,8 @@ class Unit:
         outside = np.ones(n_pop, dtype=bool)
         outside[chosen] = False
         # members first, then the people outside the sample (never the holdout)
-        self.truth_records = pd.concat(
-            [self.split.train, self.population.loc[outside]], ignore_index=True)
+        self.outside = self.population.loc[outside].reset_index(drop=True)
+        self.truth_records = pd.concat([self.split.train, self.outside], ignore_index=True)
         self.cache: dict[str, tuple[pd.DataFrame, float]] = {}
         self.ceilings: dict[tuple[str, int], float] = {}
 
@@ -208,6 +213,45 @@ def copy_ceiling(unit: Unit, inputs: measures.Inputs, qi_name: str, h: int) -> f
     return unit.ceilings[qi_name, h]
 
 
+def interval_columns(est: risk.MembershipResult | None, truth: Truth | None, h: int,
+                     t: float) -> dict[str, Any]:
+    """The trial's confidence interval of M (design §3.2) against the truth: its ends, whether it
+    covers the true M, the decision on its upper end, and the matched shares behind both (the
+    truth's ``m_true_limit`` is the F1(r, f) limit of its own shares: the truth without its
+    attack-set noise)."""
+    if est is None or truth is None:
+        return dict.fromkeys(INTERVAL_COLUMNS, np.nan)
+    m_true = float(risk.relative_f1(float(truth.f1[h]), t))
+    limit = float(risk.relative_f1(float(f1_from_rates(truth.member_rate[h],
+                                                       truth.nonmember_rate[h], t)), t))
+    return {
+        "m_ci_low": est.m_ci.low, "m_ci_high": est.m_ci.high, "m_ci_level": est.m_ci.level,
+        "ci_covers": bool(est.m_ci.low <= m_true <= est.m_ci.high),
+        "ci_covers_limit": bool(est.m_ci.low <= limit <= est.m_ci.high),
+        "f1_ci_low": est.f1_ci.low, "f1_ci_high": est.f1_ci.high,
+        "upper_decision_agrees": (est.m_ci.high <= ACCEPTABLE_M) == (m_true <= ACCEPTABLE_M),
+        "member_match_rate": est.member_match_rate,
+        "holdout_match_rate": est.holdout_match_rate,
+        "effective_holdout": est.effective_holdout,
+        "true_member_rate": float(truth.member_rate[h]),
+        "true_nonmember_rate": float(truth.nonmember_rate[h]),
+        "m_true_limit": limit,
+    }
+
+
+def same_bins_columns(est: risk.MembershipResult | None, truth: Truth | None, h: int,
+                      t: float) -> dict[str, Any]:
+    """The true M of the trial's own attack (its bin edges: :func:`true_attack` with
+    ``trial_bins``), and whether the interval covers it."""
+    if est is None or truth is None:
+        return dict.fromkeys(("m_true_trial_bins", "ci_covers_trial_bins",
+                              "true_nonmember_rate_trial_bins"), np.nan)
+    m = float(risk.relative_f1(float(truth.f1[h]), t))
+    return {"m_true_trial_bins": m,
+            "ci_covers_trial_bins": bool(est.m_ci.low <= m <= est.m_ci.high),
+            "true_nonmember_rate_trial_bins": float(truth.nonmember_rate[h])}
+
+
 def one_setting(unit: Unit, label: str, *, threads: int = 1) -> list[dict[str, Any]]:
     """Truth and the trial's estimates for one (fraction, seed, setting): a row per QI set, h."""
     opts, sp = unit.opts, unit.split
@@ -235,7 +279,7 @@ def one_setting(unit: Unit, label: str, *, threads: int = 1) -> list[dict[str, A
     rows = []
     for qi_name in opts.qi_sets:
         qis = QI_SETS[qi_name]
-        truth = {}
+        truth: dict[str, Truth] = {}
         for v, data in versions.items():
             if data.empty:
                 continue
@@ -247,6 +291,12 @@ def one_setting(unit: Unit, label: str, *, threads: int = 1) -> list[dict[str, A
                 quasi_identifiers=qis, attack_size=a_true, repeats=opts.repeats,
                 seed=derive(opts.base_seed, 3, unit.fraction_index, unit.seed,
                             TRIAL_NUMBER[label]))
+        if len(released):
+            truth["trial_bins"] = true_attack(
+                unit.truth_records, len(sp.train), released, population_size=n_pop,
+                quasi_identifiers=qis, attack_size=a_true, repeats=opts.repeats,
+                seed=derive(opts.base_seed, 3, unit.fraction_index, unit.seed,
+                            TRIAL_NUMBER[label]), trial_bins=(sp.holdout, max(opts.hamming)))
         keys_train = distinct_keys(sp.train, qis)
         binned_copies = binned_copies_difference(sp.train, sp.holdout, sampled, qis)
         for h in opts.hamming:
@@ -274,6 +324,8 @@ def one_setting(unit: Unit, label: str, *, threads: int = 1) -> list[dict[str, A
                 "m_spread_high": est.m_spread.high if est else np.nan,
                 "spread_covers": (est.m_spread.low <= row["m_true"] <= est.m_spread.high)
                 if est else np.nan,
+                **interval_columns(est, truth.get("released"), h, t),
+                **same_bins_columns(est, truth.get("trial_bins"), h, t),
                 "expected_members": (est or est_s).expected_members,
                 "attack_members": (est or est_s).attack_members,
                 "attack_size": (est or est_s).attack_size,
