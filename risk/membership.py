@@ -387,21 +387,22 @@ def membership_disclosure(
     member_counts = rng.multivariate_hypergeometric(merged_colors(colors_members, h), k,
                                                     size=repeats)
     non_counts = rng.multivariate_hypergeometric(merged_colors(colors_non, h), a - k, size=repeats)
+    member_rate = float(colors_members[: h + 1].sum() / n_train)
+    holdout_rate = float(colors_non[: h + 1].sum() / n_holdout)
+    # the population's non-members the holdout stands for, other than the holdout itself
+    n_rest = (n_pop if n_pop is not None else n_train / t) - n_train - n_holdout
+    # the truth's own attack: R sets of min(cap, N) people from the population (design §3.2),
+    # drawn before the curve's draws so that the interval too is the same with or without it
+    n_people = n_pop if n_pop is not None else int(round(n_train / t))
+    attack_mean, attack_sd = attack_set_moments(
+        rng, member_rate, holdout_rate, n_train=n_train, population_size=n_people,
+        attack_size=min(DEFAULT_ATTACK_CAP, n_people))
     if curve:
         member_counts = split_farther(rng, member_counts, colors_members, h)
         non_counts = split_farther(rng, non_counts, colors_non, h)
     precision, recall, f1 = scores_from_counts(member_counts, non_counts)
 
     f1_h = f1[:, h]
-    member_rate = float(colors_members[: h + 1].sum() / n_train)
-    holdout_rate = float(colors_non[: h + 1].sum() / n_holdout)
-    # the population's non-members the holdout stands for, other than the holdout itself
-    n_rest = (n_pop if n_pop is not None else n_train / t) - n_train - n_holdout
-    # the truth's own attack: R sets of min(cap, N) people from the population (design §3.2)
-    n_people = n_pop if n_pop is not None else int(round(n_train / t))
-    attack_mean, attack_sd = attack_set_moments(
-        rng, member_rate, holdout_rate, n_train=n_train, population_size=n_people,
-        attack_size=min(DEFAULT_ATTACK_CAP, n_people))
     _, f1_low, f1_high = f1_interval(member_rate, holdout_rate, t, n_holdout=n_holdout,
                                      n_rest=n_rest, level=ci_level, attack_mean=attack_mean,
                                      attack_sd=attack_sd / np.sqrt(repeats))
