@@ -29,13 +29,15 @@ from __future__ import annotations
 import numpy as np
 from scipy import special, stats
 
+from risk._partition import DEFAULT_ATTACK_CAP
 from risk._result import safe_ratio
 
 ATTACK_DRAWS = 2000
 """Simulated population attack sets behind the attack-set term of the interval (eq. 5)."""
 CI_METHOD = ("Clopper-Pearson interval of the holdout's match share f at the effective holdout "
              "size, through F1(r, f) = 2tr / (tr + t + (1 - t)f), centred on the simulated "
-             "population attack and widened in quadrature by its attack-set error (design §3.2)")
+             "population attack and widened by its attack-set error, each at level 1 - alpha/2 "
+             "(Bonferroni; design §3.2)")
 
 
 def f1_from_rates(member_rate: np.ndarray | float, nonmember_rate: np.ndarray | float,
@@ -100,15 +102,41 @@ def f1_interval(member_rate: np.ndarray | float, holdout_rate: np.ndarray | floa
     The centre is ``attack_mean`` (the simulated population attack's mean F1, eq. 5) or, without
     it, ``F1(r, f_hat)``. Below and above it lie the distances ``F1(r, f_hat) - F1(r, f_hi)``
     and ``F1(r, f_lo) - F1(r, f_hat)`` ([f_lo, f_hi] the Clopper-Pearson interval of f at the
-    effective holdout size, eqs. 2-4), each combined in quadrature with ``z * attack_sd``, the
-    normal error of the population attack's mean over its attack sets (eq. 6). Vectorised over
-    matching arrays (one entry per Hamming threshold)."""
+    effective holdout size and level ``1 - alpha / 2``, eqs. 2-4), each plus ``z * attack_sd``
+    with ``z`` the normal ``1 - alpha / 4`` quantile, the error of the population attack's mean
+    over its attack sets at level ``1 - alpha / 2`` (eq. 6): each error outside its own band
+    with probability at most alpha / 2, so both inside with probability at least 1 - alpha
+    whatever their dependence (Bonferroni's inequality). Vectorised over matching arrays (one
+    entry per Hamming threshold)."""
+    alpha = 1.0 - level
     n_eff = effective_holdout(n_holdout, n_rest)
-    f_lo, f_hi = clopper_pearson(np.asarray(holdout_rate, dtype=float) * n_eff, n_eff, level)
+    f_lo, f_hi = clopper_pearson(np.asarray(holdout_rate, dtype=float) * n_eff, n_eff,
+                                 1.0 - alpha / 2.0)
     plug_in = f1_from_rates(member_rate, holdout_rate, t)
     centre = plug_in if attack_mean is None else np.asarray(attack_mean, dtype=float)
-    z = float(stats.norm.ppf(0.5 + level / 2.0))
-    mc = z * np.asarray(attack_sd, dtype=float)
-    below = np.hypot(plug_in - f1_from_rates(member_rate, f_hi, t), mc)
-    above = np.hypot(f1_from_rates(member_rate, f_lo, t) - plug_in, mc)
+    mc = float(stats.norm.ppf(1.0 - alpha / 4.0)) * np.asarray(attack_sd, dtype=float)
+    below = plug_in - f1_from_rates(member_rate, f_hi, t) + mc
+    above = f1_from_rates(member_rate, f_lo, t) - plug_in + mc
     return centre, np.clip(centre - below, 0.0, 1.0), np.clip(centre + above, 0.0, 1.0)
+
+
+def interval_from_rates(member_rate: float, holdout_rate: float, *, n_train: int,
+                        n_holdout: int, population_size: int | None, sampling_fraction: float,
+                        repeats: int, level: float, seed: int) -> tuple[float, float]:
+    """The ``level`` confidence interval of the population attack's F1 at one threshold (design
+    §3.2), from the matched shares alone: what :func:`risk.membership_disclosure` reports as
+    ``f1_ci``. ``population_size`` None: N = n_train / t. The attack-set simulation (eq. 5) uses
+    its own child stream of ``seed`` (``SeedSequence(seed).spawn(1)[0]``), so the interval is
+    the same whatever else the seed draws, and can be recomputed from these numbers alone."""
+    t = sampling_fraction
+    n_people = population_size if population_size is not None else int(round(n_train / t))
+    n_rest = (population_size if population_size is not None else n_train / t) - n_train \
+        - n_holdout  # the non-members the holdout stands for, other than itself
+    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+    attack_mean, attack_sd = attack_set_moments(
+        rng, member_rate, holdout_rate, n_train=n_train, population_size=n_people,
+        attack_size=min(DEFAULT_ATTACK_CAP, n_people))
+    _, low, high = f1_interval(member_rate, holdout_rate, t, n_holdout=n_holdout, n_rest=n_rest,
+                               level=level, attack_mean=attack_mean,
+                               attack_sd=attack_sd / np.sqrt(repeats))
+    return float(low), float(high)

@@ -30,12 +30,7 @@ import numpy as np
 import pandas as pd
 
 from risk._encode import DEFAULT_NUMERIC_BINS, encode
-from risk._membership_interval import (
-    CI_METHOD,
-    attack_set_moments,
-    effective_holdout,
-    f1_interval,
-)
+from risk._membership_interval import CI_METHOD, effective_holdout, interval_from_rates
 from risk._membership_interval import f1_from_rates as f1_from_rates
 from risk._neighbors import min_hamming
 from risk._partition import DEFAULT_ATTACK_CAP as DEFAULT_ATTACK_CAP
@@ -387,26 +382,17 @@ def membership_disclosure(
     member_counts = rng.multivariate_hypergeometric(merged_colors(colors_members, h), k,
                                                     size=repeats)
     non_counts = rng.multivariate_hypergeometric(merged_colors(colors_non, h), a - k, size=repeats)
-    member_rate = float(colors_members[: h + 1].sum() / n_train)
-    holdout_rate = float(colors_non[: h + 1].sum() / n_holdout)
-    # the population's non-members the holdout stands for, other than the holdout itself
-    n_rest = (n_pop if n_pop is not None else n_train / t) - n_train - n_holdout
-    # the truth's own attack: R sets of min(cap, N) people from the population (design §3.2),
-    # drawn before the curve's draws so that the interval too is the same with or without it
-    n_people = n_pop if n_pop is not None else int(round(n_train / t))
-    attack_mean, attack_sd = attack_set_moments(
-        rng, member_rate, holdout_rate, n_train=n_train, population_size=n_people,
-        attack_size=min(DEFAULT_ATTACK_CAP, n_people))
     if curve:
         member_counts = split_farther(rng, member_counts, colors_members, h)
         non_counts = split_farther(rng, non_counts, colors_non, h)
     precision, recall, f1 = scores_from_counts(member_counts, non_counts)
 
     f1_h = f1[:, h]
-    _, f1_low, f1_high = f1_interval(member_rate, holdout_rate, t, n_holdout=n_holdout,
-                                     n_rest=n_rest, level=ci_level, attack_mean=attack_mean,
-                                     attack_sd=attack_sd / np.sqrt(repeats))
-    f1_ci = Interval(float(f1_low), float(f1_high), ci_level, CI_METHOD)
+    member_rate = float(colors_members[: h + 1].sum() / n_train)
+    holdout_rate = float(colors_non[: h + 1].sum() / n_holdout)
+    f1_ci = Interval(*interval_from_rates(
+        member_rate, holdout_rate, n_train=n_train, n_holdout=n_holdout, population_size=n_pop,
+        sampling_fraction=t, repeats=repeats, level=ci_level, seed=seed), ci_level, CI_METHOD)
     m_low, m_high = _relative(np.array([f1_ci.low, f1_ci.high]), t)
     m_reps = _relative(f1_h, t)
     f1_curve = f1.mean(axis=0)[: (p if curve else h) + 1]
@@ -442,6 +428,7 @@ def membership_disclosure(
         m_by_threshold=tuple(float(v) for v in _relative(f1_curve, t)),
         member_match_rate=member_rate,
         holdout_match_rate=holdout_rate,
-        effective_holdout=effective_holdout(n_holdout, n_rest),
+        effective_holdout=effective_holdout(
+            n_holdout, (n_pop if n_pop is not None else n_train / t) - n_train - n_holdout),
         random_state=seed,
     )

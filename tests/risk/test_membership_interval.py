@@ -3,8 +3,6 @@ one, it covers at its level, narrows with more records, and bad levels are refus
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -46,18 +44,19 @@ def _slow_clopper_pearson(x: int, n: int, level: float) -> tuple[float, float]:
 
 def _slow_f1_interval(r: float, f: float, t: float, n_holdout: int, n_rest: float,
                       level: float, mean: float, sd: float) -> tuple[float, float]:
-    """Design §3.2 eqs. 1-6 written out for one threshold, with plain floats."""
+    """Design §3.2 eqs. 1-6 written out for one threshold, with plain floats: each of the two
+    errors at level 1 - alpha / 2, their half-widths added (Bonferroni)."""
     n_eff = n_holdout if n_rest <= 0 else 1.0 / (1.0 / n_holdout + 1.0 / n_rest)
     x, alpha = f * n_eff, 1.0 - level
-    f_lo = 0.0 if x == 0 else stats.beta.ppf(alpha / 2, x, n_eff - x + 1)
-    f_hi = 1.0 if x == n_eff else stats.beta.ppf(1 - alpha / 2, x + 1, n_eff - x)
+    f_lo = 0.0 if x == 0 else stats.beta.ppf(alpha / 4, x, n_eff - x + 1)
+    f_hi = 1.0 if x == n_eff else stats.beta.ppf(1 - alpha / 4, x + 1, n_eff - x)
 
     def f1(share: float) -> float:
         return 0.0 if r == 0 else 2 * t * r / (t * r + t + (1 - t) * share)
 
-    z = stats.norm.ppf(1 - alpha / 2)
-    below = math.sqrt((f1(f) - f1(f_hi)) ** 2 + (z * sd) ** 2)
-    above = math.sqrt((f1(f_lo) - f1(f)) ** 2 + (z * sd) ** 2)
+    z = stats.norm.ppf(1 - alpha / 4)
+    below = (f1(f) - f1(f_hi)) + z * sd
+    above = (f1(f_lo) - f1(f)) + z * sd
     return max(mean - below, 0.0), min(mean + above, 1.0)
 
 
@@ -195,3 +194,18 @@ def test_no_holdout_match_still_leaves_room_above():
 def test_bad_ci_level_is_refused_naming_it(bad, error):
     with pytest.raises(error, match="ci_level"):
         risk.membership_disclosure(*_frames(60, 0), population_size=1000, ci_level=bad)
+
+
+@pytest.mark.parametrize("population", [100_000, None])
+def test_interval_is_recomputed_from_the_shares_and_the_seed_alone(population):
+    # what an experiment stores (the shares, sizes, seed) gives the same interval again
+    from risk._membership_interval import interval_from_rates
+
+    kw = {"population_size": population} if population else {"sampling_fraction": 0.006}
+    res = risk.membership_disclosure(*_frames(600, 3), random_state=11, curve=False, **kw)
+    again = interval_from_rates(
+        res.member_match_rate, res.holdout_match_rate, n_train=res.n_train,
+        n_holdout=res.n_holdout, population_size=res.population_size,
+        sampling_fraction=res.sampling_fraction, repeats=res.repeats, level=res.f1_ci.level,
+        seed=res.random_state)
+    assert again == (res.f1_ci.low, res.f1_ci.high)
