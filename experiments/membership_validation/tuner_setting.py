@@ -71,6 +71,7 @@ from experiments.membership_validation.tuner_truth import (
     true_attack,
 )
 from experiments.reporting import append_rows
+from risk._membership_interval import interval_from_rates
 from risk.membership import DEFAULT_ATTACK_CAP, f1_from_rates
 from tuner import measures
 from tuner.data import split
@@ -237,6 +238,34 @@ def interval_columns(est: risk.MembershipResult | None, truth: Truth | None, h: 
         "true_nonmember_rate": float(truth.nonmember_rate[h]),
         "m_true_limit": limit,
     }
+
+
+def rescore(frame: pd.DataFrame) -> pd.DataFrame:
+    """The interval columns of ``frame`` recomputed with the current library from the stored
+    shares, sizes and trial seeds (:func:`risk._membership_interval.interval_from_rates`, what
+    ``membership_disclosure`` itself calls: the same numbers as a fresh run), coverage flags
+    and the upper-end decision with them. For a change of the interval alone: the distances,
+    fits and truths are not recomputed."""
+    out = frame.copy()
+    ok = out["m_ci_low"].notna() & out["member_match_rate"].notna()
+    repeats = risk_options(0)["repeats"]  # the trial's R (the tuner's default)
+    for i in out.index[ok]:
+        row = out.loc[i]
+        t = row["n_train"] / row["population_size"]
+        low, high = interval_from_rates(
+            float(row["member_match_rate"]), float(row["holdout_match_rate"]),
+            n_train=int(row["n_train"]), n_holdout=int(row["n_holdout"]),
+            population_size=int(row["population_size"]), sampling_fraction=t,
+            repeats=repeats, level=float(row["m_ci_level"]), seed=int(row["trial_seed"]))
+        m_low, m_high = (float(risk.relative_f1(v, t)) for v in (low, high))
+        out.loc[i, ["f1_ci_low", "f1_ci_high", "m_ci_low", "m_ci_high"]] = [
+            low, high, m_low, m_high]
+        out.loc[i, "ci_covers"] = bool(m_low <= row["m_true"] <= m_high)
+        out.loc[i, "ci_covers_limit"] = bool(m_low <= row["m_true_limit"] <= m_high)
+        out.loc[i, "ci_covers_trial_bins"] = bool(m_low <= row["m_true_trial_bins"] <= m_high)
+        out.loc[i, "upper_decision_agrees"] = ((m_high <= ACCEPTABLE_M)
+                                               == (row["m_true"] <= ACCEPTABLE_M))
+    return out
 
 
 def same_bins_columns(est: risk.MembershipResult | None, truth: Truth | None, h: int,
@@ -415,7 +444,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="torch threads for neural fits")
     parser.add_argument("--fresh", action="store_true", help="discard earlier results")
     parser.add_argument("--verbose", action="store_true", help="time of every setting")
+    parser.add_argument("--rescore", action="store_true",
+                        help="recompute only M's confidence interval columns of the results "
+                             "(after a change of the interval) and the summary, then stop")
     args = parser.parse_args(argv)
+    if args.rescore:
+        from experiments.membership_validation.tuner_summary import summarize
+
+        output = args.output or DEFAULT_OUTPUT
+        path = output / CSV_NAME
+        frame = rescore(pd.read_csv(path, float_precision="round_trip"))
+        frame.to_csv(path, index=False)
+        print("\n".join(str(p) for p in [path, *summarize(frame, output)]))
+        return 0
 
     from experiments.datasets import DatasetMissing, read_adult
     from experiments.membership_validation.tuner_summary import summarize

@@ -155,6 +155,13 @@ def test_smoke_grid_runs_and_its_numbers_are_sane(tmp_path):
     assert "Coverage of M's confidence interval" in (tmp_path / "tuner_setting.md").read_text()
     assert len(tuner_summary.coverage_table(frame)) == len(
         ok.groupby(["synthesizer", "sample_fraction", "hamming_threshold"]))
+    # --rescore recomputes the interval from the stored shares and seeds: the same numbers
+    exact = pd.read_csv(tmp_path / ts.CSV_NAME, float_precision="round_trip")
+    again = ts.rescore(exact)
+    for column in ("m_ci_low", "m_ci_high", "f1_ci_low", "f1_ci_high"):
+        pd.testing.assert_series_equal(again[column], exact[column])
+    assert (again["ci_covers_trial_bins"].astype(str) == exact["ci_covers_trial_bins"]
+            .astype(str)).all()
     # resuming does no work twice
     again = ts.run(adult, opts, tmp_path, progress=False)
     assert len(again) == len(frame)
