@@ -10,6 +10,11 @@ split, the quasi-identifiers, h and the bins only, so it is computed once per pr
 by the study's seed). When the ceiling is <= ``m_threshold``, M cannot bind: the trial's result
 says so (``can_bind`` False, with the reason in ``warning``), as below 20 members per attack
 set, and the gate's measures (copies, near copies, DCR) decide.
+
+**The confidence interval** (design §3.2, issue 34). Every trial logs ``m_ci_low`` and
+``m_ci_high``, the ``m_level`` (default 95 %) confidence interval of the M that the same attack
+on the whole population would give; the attack-set spread (``m_spread_*``) keeps its own name.
+``m_decision = "upper"`` adds the constraint ``m_upper``: ``m_ci_high <= m_threshold``.
 """
 
 from __future__ import annotations
