@@ -30,6 +30,8 @@ import numpy as np
 import pandas as pd
 
 from risk._encode import DEFAULT_NUMERIC_BINS, encode
+from risk._membership_interval import CI_METHOD, effective_holdout, interval_from_rates
+from risk._membership_interval import f1_from_rates as f1_from_rates
 from risk._neighbors import min_hamming
 from risk._partition import DEFAULT_ATTACK_CAP as DEFAULT_ATTACK_CAP
 from risk._partition import MIN_MEMBERS as MIN_MEMBERS
@@ -88,15 +90,28 @@ class MembershipResult(Result):
     to do, and ``m <= m_threshold`` certifies nothing (``acceptable`` still compares the
     number, so check ``can_bind`` beside it). ``warning`` is ``""`` when M can bind.
 
+    **Confidence interval** (design §3.2). ``m_ci`` (and ``f1_ci`` on the F1 scale) is a
+    two-sided ``m_ci.level`` confidence interval of the release's true M: the M that the same
+    attack (keys, h, encoding) on the whole population would give, with the training records as
+    the members and the population's other people as the non-members (R attack sets of
+    min(10,000, N) people). It covers that M in ``level`` of releases. It rests on the shares
+    matched within h: ``member_match_rate`` r of the training records (exact: every member is
+    measured) and ``holdout_match_rate`` f of the holdout, which stands for the non-members;
+    the attack's F1 tends to ``2 t r / (t r + t + (1 - t) f)`` (design §3.2, eq. 1), f gets
+    Clopper & Pearson's (1934) interval at the ``effective_holdout`` size (eq. 3), and the
+    population attack's own attack-set error is added (eqs. 5-6). It needs no attack set of
+    the estimate, so it stays valid when they hold few members (then it may lie away from
+    ``m``, the estimate's noisy mean).
+
     ``m_spread`` is the central ``m_spread.level`` share of the M values of single attack sets
     (percentiles over the repeats): how much one attack's M varies from draw to draw. It is
-    *not* a confidence interval of ``m``: the repeats reuse the same train, holdout and
-    synthetic records, so neither the Monte Carlo error of the mean (about ``f1_std /
-    sqrt(repeats)`` on the F1 scale) nor the variation from the split or the generator's seed is
-    in it. ``m_interval`` is its deprecated old name.
+    *not* a confidence interval of ``m`` (``m_ci`` is): the repeats reuse the same train,
+    holdout and synthetic records. ``m_interval`` is its deprecated old name.
     """
 
     m: float
+    m_ci: Interval
+    f1_ci: Interval
     m_spread: Interval
     f1: float
     f1_std: float
@@ -122,6 +137,9 @@ class MembershipResult(Result):
     missing_values: int
     f1_by_threshold: tuple[float, ...]
     m_by_threshold: tuple[float, ...]
+    member_match_rate: float
+    holdout_match_rate: float
+    effective_holdout: float
     random_state: int
 
     quasi_identifiers = renamed_field("quasi_identifiers", "keys")
@@ -253,6 +271,7 @@ def membership_disclosure(
     repeats: int = 100,
     numeric_bins: int | None = DEFAULT_NUMERIC_BINS,
     confidence: float = 0.95,
+    ci_level: float = 0.95,
     random_state: int | None = None,
     m_threshold: float = ACCEPTABLE_M,
     min_members: int = MIN_MEMBERS,
@@ -283,7 +302,9 @@ def membership_disclosure(
         bins (design §3, step 3); ``None`` compares them exactly.
     confidence:
         Share of the repeats' M values inside ``m_spread`` (a spread over repeats, not a
-        confidence interval of ``m``; see :class:`MembershipResult`).
+        confidence interval of ``m``: that is ``m_ci``; see :class:`MembershipResult`).
+    ci_level:
+        Confidence level of ``m_ci`` and ``f1_ci`` (default 0.95; ``0 < ci_level < 1``).
     random_state:
         Seed of the attack-set draws; the seed used is recorded in the result.
     m_threshold:
@@ -330,6 +351,7 @@ def membership_disclosure(
         )
     repeats = check_positive_int(repeats, "repeats", maximum=MAX_REPEATS)
     confidence = check_fraction(confidence, "confidence")
+    ci_level = check_fraction(ci_level, "ci_level")
     m_threshold = check_threshold(m_threshold)
     min_members = check_positive_int(min_members, "min_members")
     n_train, n_holdout = len(train), len(holdout)
@@ -366,11 +388,19 @@ def membership_disclosure(
     precision, recall, f1 = scores_from_counts(member_counts, non_counts)
 
     f1_h = f1[:, h]
+    member_rate = float(colors_members[: h + 1].sum() / n_train)
+    holdout_rate = float(colors_non[: h + 1].sum() / n_holdout)
+    f1_ci = Interval(*interval_from_rates(
+        member_rate, holdout_rate, n_train=n_train, n_holdout=n_holdout, population_size=n_pop,
+        sampling_fraction=t, repeats=repeats, level=ci_level, seed=seed), ci_level, CI_METHOD)
+    m_low, m_high = _relative(np.array([f1_ci.low, f1_ci.high]), t)
     m_reps = _relative(f1_h, t)
     f1_curve = f1.mean(axis=0)[: (p if curve else h) + 1]
     missing = sum(int(f[c].isna().sum()) for f in frames.values() for c in qis)
     return MembershipResult(
         m=float(m_reps.mean()),
+        m_ci=Interval(float(m_low), float(m_high), ci_level, CI_METHOD),
+        f1_ci=f1_ci,
         m_spread=percentile_interval(m_reps, confidence),
         f1=float(f1_h.mean()),
         f1_std=float(f1_h.std(ddof=1)) if repeats > 1 else 0.0,
@@ -396,5 +426,9 @@ def membership_disclosure(
         missing_values=missing,
         f1_by_threshold=tuple(float(v) for v in f1_curve),
         m_by_threshold=tuple(float(v) for v in _relative(f1_curve, t)),
+        member_match_rate=member_rate,
+        holdout_match_rate=holdout_rate,
+        effective_holdout=effective_holdout(
+            n_holdout, (n_pop if n_pop is not None else n_train / t) - n_train - n_holdout),
         random_state=seed,
     )

@@ -62,6 +62,7 @@ from experiments.membership_validation.tuner_truth import (
     KEYS,
     TARGET,
     Setting,
+    Truth,
     binned_copies_difference,
     copier,
     distinct_keys,
@@ -70,7 +71,8 @@ from experiments.membership_validation.tuner_truth import (
     true_attack,
 )
 from experiments.reporting import append_rows
-from risk.membership import DEFAULT_ATTACK_CAP
+from risk._membership_interval import interval_from_rates
+from risk.membership import DEFAULT_ATTACK_CAP, f1_from_rates
 from tuner import measures
 from tuner.data import split
 from tuner.measures import remove_replicated_uniques
@@ -83,6 +85,10 @@ CSV_NAME = "tuner_setting.csv"
 COLUMNS = ("sample_fraction", "synthesizer", "hamming_threshold", "f1_estimate", "f1_true",
            "m_estimate", "m_true", "abs_error", "decision_agrees")
 KEY = ["synthesizer", "sample_fraction", "seed"]
+INTERVAL_COLUMNS = ("m_ci_low", "m_ci_high", "m_ci_level", "ci_covers", "ci_covers_limit",
+                    "f1_ci_low", "f1_ci_high", "upper_decision_agrees", "member_match_rate",
+                    "holdout_match_rate", "effective_holdout", "true_member_rate",
+                    "true_nonmember_rate", "m_true_limit")
 ACCEPTABLE_M = risk.ACCEPTABLE_M  # 0.2
 QI_SETS: Mapping[str, tuple[str, ...] | None] = {"all": None, "keys6": KEYS}
 
@@ -172,8 +178,8 @@ class Unit:
         outside = np.ones(n_pop, dtype=bool)
         outside[chosen] = False
         # members first, then the people outside the sample (never the holdout)
-        self.truth_records = pd.concat(
-            [self.split.train, self.population.loc[outside]], ignore_index=True)
+        self.outside = self.population.loc[outside].reset_index(drop=True)
+        self.truth_records = pd.concat([self.split.train, self.outside], ignore_index=True)
         self.cache: dict[str, tuple[pd.DataFrame, float]] = {}
         self.ceilings: dict[tuple[str, int], float] = {}
 
@@ -208,6 +214,73 @@ def copy_ceiling(unit: Unit, inputs: measures.Inputs, qi_name: str, h: int) -> f
     return unit.ceilings[qi_name, h]
 
 
+def interval_columns(est: risk.MembershipResult | None, truth: Truth | None, h: int,
+                     t: float) -> dict[str, Any]:
+    """The trial's confidence interval of M (design §3.2) against the truth: its ends, whether it
+    covers the true M, the decision on its upper end, and the matched shares behind both (the
+    truth's ``m_true_limit`` is the F1(r, f) limit of its own shares: the truth without its
+    attack-set noise)."""
+    if est is None or truth is None:
+        return dict.fromkeys(INTERVAL_COLUMNS, np.nan)
+    m_true = float(risk.relative_f1(float(truth.f1[h]), t))
+    limit = float(risk.relative_f1(float(f1_from_rates(truth.member_rate[h],
+                                                       truth.nonmember_rate[h], t)), t))
+    return {
+        "m_ci_low": est.m_ci.low, "m_ci_high": est.m_ci.high, "m_ci_level": est.m_ci.level,
+        "ci_covers": bool(est.m_ci.low <= m_true <= est.m_ci.high),
+        "ci_covers_limit": bool(est.m_ci.low <= limit <= est.m_ci.high),
+        "f1_ci_low": est.f1_ci.low, "f1_ci_high": est.f1_ci.high,
+        "upper_decision_agrees": (est.m_ci.high <= ACCEPTABLE_M) == (m_true <= ACCEPTABLE_M),
+        "member_match_rate": est.member_match_rate,
+        "holdout_match_rate": est.holdout_match_rate,
+        "effective_holdout": est.effective_holdout,
+        "true_member_rate": float(truth.member_rate[h]),
+        "true_nonmember_rate": float(truth.nonmember_rate[h]),
+        "m_true_limit": limit,
+    }
+
+
+def rescore(frame: pd.DataFrame) -> pd.DataFrame:
+    """The interval columns of ``frame`` recomputed with the current library from the stored
+    shares, sizes and trial seeds (:func:`risk._membership_interval.interval_from_rates`, what
+    ``membership_disclosure`` itself calls: the same numbers as a fresh run), coverage flags
+    and the upper-end decision with them. For a change of the interval alone: the distances,
+    fits and truths are not recomputed."""
+    out = frame.copy()
+    ok = out["m_ci_low"].notna() & out["member_match_rate"].notna()
+    repeats = risk_options(0)["repeats"]  # the trial's R (the tuner's default)
+    for i in out.index[ok]:
+        row = out.loc[i]
+        t = row["n_train"] / row["population_size"]
+        low, high = interval_from_rates(
+            float(row["member_match_rate"]), float(row["holdout_match_rate"]),
+            n_train=int(row["n_train"]), n_holdout=int(row["n_holdout"]),
+            population_size=int(row["population_size"]), sampling_fraction=t,
+            repeats=repeats, level=float(row["m_ci_level"]), seed=int(row["trial_seed"]))
+        m_low, m_high = (float(risk.relative_f1(v, t)) for v in (low, high))
+        out.loc[i, ["f1_ci_low", "f1_ci_high", "m_ci_low", "m_ci_high"]] = [
+            low, high, m_low, m_high]
+        out.loc[i, "ci_covers"] = bool(m_low <= row["m_true"] <= m_high)
+        out.loc[i, "ci_covers_limit"] = bool(m_low <= row["m_true_limit"] <= m_high)
+        out.loc[i, "ci_covers_trial_bins"] = bool(m_low <= row["m_true_trial_bins"] <= m_high)
+        out.loc[i, "upper_decision_agrees"] = ((m_high <= ACCEPTABLE_M)
+                                               == (row["m_true"] <= ACCEPTABLE_M))
+    return out
+
+
+def same_bins_columns(est: risk.MembershipResult | None, truth: Truth | None, h: int,
+                      t: float) -> dict[str, Any]:
+    """The true M of the trial's own attack (its bin edges: :func:`true_attack` with
+    ``trial_bins``), and whether the interval covers it."""
+    if est is None or truth is None:
+        return dict.fromkeys(("m_true_trial_bins", "ci_covers_trial_bins",
+                              "true_nonmember_rate_trial_bins"), np.nan)
+    m = float(risk.relative_f1(float(truth.f1[h]), t))
+    return {"m_true_trial_bins": m,
+            "ci_covers_trial_bins": bool(est.m_ci.low <= m <= est.m_ci.high),
+            "true_nonmember_rate_trial_bins": float(truth.nonmember_rate[h])}
+
+
 def one_setting(unit: Unit, label: str, *, threads: int = 1) -> list[dict[str, Any]]:
     """Truth and the trial's estimates for one (fraction, seed, setting): a row per QI set, h."""
     opts, sp = unit.opts, unit.split
@@ -235,7 +308,7 @@ def one_setting(unit: Unit, label: str, *, threads: int = 1) -> list[dict[str, A
     rows = []
     for qi_name in opts.qi_sets:
         qis = QI_SETS[qi_name]
-        truth = {}
+        truth: dict[str, Truth] = {}
         for v, data in versions.items():
             if data.empty:
                 continue
@@ -247,6 +320,12 @@ def one_setting(unit: Unit, label: str, *, threads: int = 1) -> list[dict[str, A
                 quasi_identifiers=qis, attack_size=a_true, repeats=opts.repeats,
                 seed=derive(opts.base_seed, 3, unit.fraction_index, unit.seed,
                             TRIAL_NUMBER[label]))
+        if len(released):
+            truth["trial_bins"] = true_attack(
+                unit.truth_records, len(sp.train), released, population_size=n_pop,
+                quasi_identifiers=qis, attack_size=a_true, repeats=opts.repeats,
+                seed=derive(opts.base_seed, 3, unit.fraction_index, unit.seed,
+                            TRIAL_NUMBER[label]), trial_bins=(sp.holdout, max(opts.hamming)))
         keys_train = distinct_keys(sp.train, qis)
         binned_copies = binned_copies_difference(sp.train, sp.holdout, sampled, qis)
         for h in opts.hamming:
@@ -274,6 +353,8 @@ def one_setting(unit: Unit, label: str, *, threads: int = 1) -> list[dict[str, A
                 "m_spread_high": est.m_spread.high if est else np.nan,
                 "spread_covers": (est.m_spread.low <= row["m_true"] <= est.m_spread.high)
                 if est else np.nan,
+                **interval_columns(est, truth.get("released"), h, t),
+                **same_bins_columns(est, truth.get("trial_bins"), h, t),
                 "expected_members": (est or est_s).expected_members,
                 "attack_members": (est or est_s).attack_members,
                 "attack_size": (est or est_s).attack_size,
@@ -363,7 +444,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="torch threads for neural fits")
     parser.add_argument("--fresh", action="store_true", help="discard earlier results")
     parser.add_argument("--verbose", action="store_true", help="time of every setting")
+    parser.add_argument("--rescore", action="store_true",
+                        help="recompute only M's confidence interval columns of the results "
+                             "(after a change of the interval) and the summary, then stop")
     args = parser.parse_args(argv)
+    if args.rescore:
+        from experiments.membership_validation.tuner_summary import summarize
+
+        output = args.output or DEFAULT_OUTPUT
+        path = output / CSV_NAME
+        frame = rescore(pd.read_csv(path, float_precision="round_trip"))
+        frame.to_csv(path, index=False)
+        print("\n".join(str(p) for p in [path, *summarize(frame, output)]))
+        return 0
 
     from experiments.datasets import DatasetMissing, read_adult
     from experiments.membership_validation.tuner_summary import summarize

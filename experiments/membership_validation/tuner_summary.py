@@ -3,7 +3,9 @@
 * ``tuner_setting.md``: the error of the trial's M against the truth per family and sampling
   fraction, how often the M <= 0.2 decisions agree, how often ``m_spread`` covers the true M,
   the map of where M fails (members per attack set, distinct key combinations, copy rate) with
-  what the gate's measures say there, and the tuner's rule checked row by row;
+  what the gate's measures say there, the tuner's rule checked row by row, and the coverage of
+  M's confidence interval by synthesiser x n/N x h with the M <= 0.2 decision on its upper end
+  (issue 34);
 * ``tuner_setting_scatter.png``: estimated against true M, one panel per quasi-identifier set
   and h; ``tuner_setting_error.png``: the mean absolute error against n/N per family;
   ``tuner_setting_region.png``: the region map (true M of the released data per setting and
@@ -121,6 +123,96 @@ def agreement_by_binding(frame: pd.DataFrame) -> pd.DataFrame:
             "same decision": _flag(g["decision_agrees"]).mean(),
             "spread covers true M": _flag(g["spread_covers"]).mean(),
             "spread width (median)": (g["m_spread_high"] - g["m_spread_low"]).median(),
+        })
+    return pd.DataFrame(rows)
+
+
+COVERAGE_GOAL, CELL_GOAL, CELL_ROWS = 0.90, 0.85, 20  # issue 34: overall, per cell of >= 20
+# the truths the confidence interval is checked against: the same attack on the population
+# (the trial's bin edges; what the interval is of) and the population binned on its own range
+TRUTHS = {"trial bins": "ci_covers_trial_bins", "population bins": "ci_covers"}
+
+
+def _usable_with_interval(frame: pd.DataFrame) -> pd.DataFrame:
+    ok = frame[frame["status"].eq("ok")]
+    return ok[ok["m_ci_low"].notna()] if "m_ci_low" in ok else ok.iloc[:0]
+
+
+def coverage_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """How often M's confidence interval covers the true M, by synthesiser x fraction x h (both
+    QI sets together), with the spread's coverage beside it and the interval's median width."""
+    ok = _usable_with_interval(frame)
+    rows = []
+    for (label, fraction, h), g in ok.groupby(["synthesizer", "sample_fraction",
+                                               "hamming_threshold"], sort=False):
+        rows.append({
+            "synthesiser": label, "n/N": f"{fraction:g}", "h": int(h), "rows": len(g),
+            **{f"CI covers ({k})": _flag(g[c]).mean() for k, c in TRUTHS.items()},
+            "spread covers (population bins)": _flag(g["spread_covers"]).mean(),
+            "CI width (median)": (g["m_ci_high"] - g["m_ci_low"]).median(),
+        })
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    order = {s: i for i, s in enumerate(_order(ok))}
+    return out.sort_values(["synthesiser", "n/N", "h"], key=lambda c: c.map(order)
+                           if c.name == "synthesiser" else c.astype(float)).reset_index(drop=True)
+
+
+def coverage_cells(frame: pd.DataFrame) -> pd.DataFrame:
+    """Coverage by synthesiser x fraction (both h, both QI sets) and whether each cell of >= 20
+    rows meets the goal of >= 0.85 (issue 34), against each truth."""
+    ok = _usable_with_interval(frame)
+    rows = []
+    for (label, fraction), g in ok.groupby(["synthesizer", "sample_fraction"], sort=False):
+        cov = {k: _flag(g[c]).mean() for k, c in TRUTHS.items()}
+        rows.append({
+            "synthesiser": label, "n/N": f"{fraction:g}", "rows": len(g),
+            **{f"CI covers ({k})": v for k, v in cov.items()},
+            "meets 0.85 (trial bins)": "-" if len(g) < CELL_ROWS else
+            ("yes" if cov["trial bins"] >= CELL_GOAL else "NO"),
+            "meets 0.85 (population bins)": "-" if len(g) < CELL_ROWS else
+            ("yes" if cov["population bins"] >= CELL_GOAL else "NO"),
+        })
+    return pd.DataFrame(rows)
+
+
+def coverage_overall(frame: pd.DataFrame) -> pd.DataFrame:
+    """Overall coverage against each truth, the spread's, and the goals of issue 34."""
+    ok = _usable_with_interval(frame)
+    cells = coverage_cells(frame)
+    big = cells[cells["rows"] >= CELL_ROWS]
+    rows = []
+    for k, c in TRUTHS.items():
+        cov = _flag(ok[c]).mean()
+        worst = big[f"CI covers ({k})"].min() if len(big) else np.nan
+        rows.append({"truth": k, "rows": len(ok), "CI coverage": cov,
+                     f"cells with >= {CELL_ROWS} rows": len(big),
+                     "lowest cell coverage": worst,
+                     f"overall >= {COVERAGE_GOAL}": "yes" if cov >= COVERAGE_GOAL else "NO",
+                     f"every cell >= {CELL_GOAL}": "-" if big.empty else
+                     ("yes" if worst >= CELL_GOAL else "NO")})
+    rows.append({"truth": "population bins (spread, for comparison)", "rows": len(ok),
+                 "CI coverage": _flag(ok["spread_covers"]).mean()})
+    return pd.DataFrame(rows)
+
+
+def decision_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The M <= 0.2 decision on the estimate and on the interval's upper end, against the
+    truth (trial bins), per QI set and h: what m_decision = "upper" changes."""
+    ok = _usable_with_interval(frame)
+    rows = []
+    for (qi, h), g in ok.groupby(["quasi_identifiers", "hamming_threshold"], sort=False):
+        risky = g["m_true_trial_bins"] > ACCEPTABLE_M
+        est, upper = g["m_estimate"] <= ACCEPTABLE_M, g["m_ci_high"] <= ACCEPTABLE_M
+        rows.append({
+            "QIs": qi, "h": int(h), "rows": len(g), "true M > 0.2": int(risky.sum()),
+            "pass on estimate": int(est.sum()), "pass on upper end": int(upper.sum()),
+            "pass on estimate, fail on upper": int((est & ~upper).sum()),
+            "risky passed (estimate)": int((risky & est).sum()),
+            "risky passed (upper)": int((risky & upper).sum()),
+            "safe refused (estimate)": int((~risky & ~est).sum()),
+            "safe refused (upper)": int((~risky & ~upper).sum()),
         })
     return pd.DataFrame(rows)
 
@@ -281,6 +373,28 @@ def region_plot(frame: pd.DataFrame, path: Path, h: int = 0) -> Path:
     return save_figure(fig, path)
 
 
+def coverage_parts(frame: pd.DataFrame) -> list[str]:
+    """The confidence interval's sections of tuner_setting.md (issue 34)."""
+    return [
+        "## Coverage of M's confidence interval (issue 34)\n",
+        "The trial's 95 % confidence interval of M (`m_ci`, design §3.2) against the true M "
+        "of the released data, over the usable rows (both QI sets, both h). `trial bins`: the "
+        "truth is the same attack on the population (members: the training records; "
+        "non-members: people outside the sample; a = 10,000; R = 100), numeric bin edges as the "
+        "trial set them: what the interval is of. `population bins`: the original truth "
+        "(`m_true`), bin edges from the population's range, another attack. Goals: >= "
+        f"{COVERAGE_GOAL} overall and >= {CELL_GOAL} in every synthesiser x n/N cell of >= "
+        f"{CELL_ROWS} rows.\n",
+        markdown_table(coverage_overall(frame)) + "\n",
+        "### By synthesiser and n/N\n", markdown_table(coverage_cells(frame)) + "\n",
+        "### By synthesiser, n/N and h\n", markdown_table(coverage_table(frame)) + "\n",
+        "## Deciding on the upper end (m_decision = \"upper\")\n",
+        "Rows passing M <= 0.2 on the estimate and on the interval's upper end, and how each "
+        "decision fares against the truth (trial bins).\n",
+        markdown_table(decision_table(frame)) + "\n",
+    ]
+
+
 def summarize(frame: pd.DataFrame, output: Path) -> list[Path]:
     """Write tuner_setting.md and the three plots into ``output``; return their paths."""
     parts = [
@@ -313,6 +427,8 @@ def summarize(frame: pd.DataFrame, output: Path) -> list[Path]:
         parts.append(f"### QIs: {qi}\n\n{markdown_table(region_table(frame, qi))}\n")
     parts += ["## The tuner's rule against the truth (rows)\n",
               markdown_table(rule_table(frame)) + "\n"]
+    if "m_ci_low" in frame:
+        parts += coverage_parts(frame)
     md = output / "tuner_setting.md"
     md.write_text("\n".join(parts))
     return [md, scatter(frame, output / "tuner_setting_scatter.png"),

@@ -23,12 +23,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
 import risk
+from risk._encode import encode
+from risk._neighbors import min_hamming
+from risk._validation import column_kinds
 from risk.membership import scores_from_counts
 from tuner import measures
 
@@ -55,6 +58,16 @@ class Setting:
     heavy: bool = False
 
 
+class Truth(NamedTuple):
+    """The true attack per h: mean F1 and s.d. of M over its attack sets, and the shares of
+    members and of non-members matched within h (all of them, not the drawn ones)."""
+
+    f1: np.ndarray
+    m_sd: np.ndarray
+    member_rate: np.ndarray
+    nonmember_rate: np.ndarray
+
+
 def true_attack(
     records: pd.DataFrame,
     n_members: int,
@@ -65,9 +78,10 @@ def true_attack(
     attack_size: int,
     repeats: int,
     seed: int,
-) -> tuple[np.ndarray, np.ndarray]:
+    trial_bins: tuple[pd.DataFrame, int] | None = None,
+) -> Truth:
     """Per h: the adversary's mean F1 and the s.d. of M over attack sets drawn from the
-    population, as ``validate.ground_truth`` computes it.
+    population, as ``validate.ground_truth`` computes it, and the matched shares (:class:`Truth`).
 
     ``records`` holds the ``n_members`` training records first, then non-members (people of
     the population outside the custodian's sample). A repeat attacks ``attack_size`` people
@@ -75,10 +89,26 @@ def true_attack(
     (hypergeometric) are members, drawn from the first block, the rest from the second. Only the
     counts of drawn records at each distance matter, so each block is one multivariate
     hypergeometric draw (sampling without replacement, exactly).
+
+    ``trial_bins = (holdout, max_h)``: encode as the *trial* does instead, numeric bin edges from
+    the training records, the trial's holdout and the synthetic data (not the population's
+    range), so that the truth is the same attack as the trial's estimate; distances beyond
+    ``max_h`` are lumped, so only F1 at h <= max_h is meaningful.
     """
-    dist = risk.membership_distances(records, synthetic,
-                                     keys=quasi_identifiers).to_numpy()
     p = records.shape[1] if quasi_identifiers is None else len(quasi_identifiers)
+    if trial_bins is None:
+        dist = risk.membership_distances(records, synthetic,
+                                         keys=quasi_identifiers).to_numpy()
+    else:
+        holdout, max_h = trial_bins
+        qis = list(records.columns) if quasi_identifiers is None else list(quasi_identifiers)
+        frames = {"records": records, "synthetic": synthetic, "holdout": holdout}
+        enc = encode([records[:n_members], records[n_members:], synthetic, holdout], qis,
+                     column_kinds(frames, qis), fit_frames=[0, 2, 3])
+        real = np.concatenate(enc.codes[:2])
+        dist = np.minimum(min_hamming(real, enc.codes[2], enc.cardinalities,
+                                      max_distance=max_h), max_h + 1)
+        p = max_h + 1
     members = np.bincount(dist[:n_members], minlength=p + 1)
     others = np.bincount(dist[n_members:], minlength=p + 1)
     rng = np.random.default_rng(seed)
@@ -91,7 +121,8 @@ def true_attack(
     _, _, f1 = scores_from_counts(m_counts, o_counts)
     t = n_members / population_size
     m_sd = risk.relative_f1(f1, t).std(axis=0, ddof=1) if repeats > 1 else np.zeros(p + 1)
-    return f1.mean(axis=0), m_sd
+    return Truth(f1.mean(axis=0), m_sd, np.cumsum(members) / members.sum(),
+                 np.cumsum(others) / others.sum())
 
 
 def copier(train: pd.DataFrame, setting: Setting, base: pd.DataFrame | None,

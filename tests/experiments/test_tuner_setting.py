@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import risk
 from experiments.membership_validation import tuner_setting as ts
 from experiments.membership_validation import tuner_summary, tuner_truth, validate
 from tests.data import load_adult
@@ -26,7 +27,7 @@ def test_true_attack_on_the_whole_population_is_validate_ground_truth():
     members = np.zeros(300, dtype=bool)
     members[:90] = True
     synthetic = pd.concat([population[:20], _table(40, 1)], ignore_index=True)
-    mean, sd = tuner_truth.true_attack(population, 90, synthetic, population_size=300,
+    mean, sd, *_ = tuner_truth.true_attack(population, 90, synthetic, population_size=300,
                               quasi_identifiers=None, attack_size=300, repeats=3, seed=0)
     expected, _ = validate.ground_truth(population, members, synthetic, quasi_identifiers=None,
                                         attack_size=300, repeats=3, seed=0)
@@ -39,9 +40,9 @@ def test_true_attack_draws_members_in_the_population_share():
     # a draw with the wrong member share would move the mean F1 off the exhaustive attack's
     population = _table(4000, 2)[["a", "b"]]
     synthetic = population[:1000]
-    full, _ = tuner_truth.true_attack(population, 1000, synthetic, population_size=4000,
+    full, *_ = tuner_truth.true_attack(population, 1000, synthetic, population_size=4000,
                              quasi_identifiers=None, attack_size=4000, repeats=1, seed=0)
-    mean, _ = tuner_truth.true_attack(population, 1000, synthetic, population_size=4000,
+    mean, *_ = tuner_truth.true_attack(population, 1000, synthetic, population_size=4000,
                              quasi_identifiers=None, attack_size=1500, repeats=300, seed=3)
     assert mean[0] == pytest.approx(full[0], abs=0.01)
 
@@ -142,6 +143,43 @@ def test_smoke_grid_runs_and_its_numbers_are_sane(tmp_path):
                  "tuner_setting_region.png"):
         assert (tmp_path / name).stat().st_size > 0
     assert len(tuner_summary.rule_table(frame)) == len(opts.qi_sets) * len(opts.hamming)
+    # M's confidence interval (issue 34): ordered, around the decision it reports, its
+    # coverage flags what they say, and the summary has the coverage tables
+    assert (ok["m_ci_low"] <= ok["m_ci_high"]).all() and (ok["m_ci_level"] == 0.95).all()
+    covers = (ok["m_ci_low"] <= ok["m_true_trial_bins"]) & (ok["m_true_trial_bins"]
+                                                            <= ok["m_ci_high"])
+    assert (ok["ci_covers_trial_bins"].astype(bool) == covers).all()
+    assert covers.mean() >= 0.8  # 28 rows of the smoke grid; the full grid checks the rate
+    overall = tuner_summary.coverage_overall(frame)
+    assert list(overall["truth"][:2]) == list(tuner_summary.TRUTHS)
+    assert "Coverage of M's confidence interval" in (tmp_path / "tuner_setting.md").read_text()
+    assert len(tuner_summary.coverage_table(frame)) == len(
+        ok.groupby(["synthesizer", "sample_fraction", "hamming_threshold"]))
+    # --rescore recomputes the interval from the stored shares and seeds: the same numbers
+    exact = pd.read_csv(tmp_path / ts.CSV_NAME, float_precision="round_trip")
+    again = ts.rescore(exact)
+    for column in ("m_ci_low", "m_ci_high", "f1_ci_low", "f1_ci_high"):
+        pd.testing.assert_series_equal(again[column], exact[column])
+    assert (again["ci_covers_trial_bins"].astype(str) == exact["ci_covers_trial_bins"]
+            .astype(str)).all()
     # resuming does no work twice
     again = ts.run(adult, opts, tmp_path, progress=False)
     assert len(again) == len(frame)
+
+
+def test_truth_in_trial_bins_matches_members_as_the_trial_does():
+    # bin edges from train, holdout and synthetic data: the members' matched share is the
+    # trial's own, whatever range the people outside the sample span
+    rng = np.random.default_rng(7)
+    train, holdout = _table(300, 8), _table(300, 9)
+    others = _table(3000, 10)
+    others["fnlwgt"] = others["fnlwgt"] * 3  # a population range far wider than the sample's
+    synthetic = pd.concat([train[:100], _table(200, 11)], ignore_index=True)
+    records = pd.concat([train, others], ignore_index=True)
+    truth = tuner_truth.true_attack(records, 300, synthetic, population_size=3600,
+                                    quasi_identifiers=None, attack_size=1000, repeats=5,
+                                    seed=int(rng.integers(1000)), trial_bins=(holdout, 1))
+    trial = risk.membership_disclosure(train, holdout, synthetic, population_size=3600,
+                                       hamming_threshold=1, curve=False, random_state=0)
+    assert truth.member_rate[1] == pytest.approx(trial.member_match_rate)
+    assert truth.f1.shape == (3,)  # h = 0, 1 and "farther"

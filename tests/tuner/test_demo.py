@@ -129,6 +129,12 @@ def test_demo_prints_the_summary_block_of_its_report(tmp_path, capsys):
     assert "Summary for the review board\n" + "\n".join(f"  {line}" for line in block) in printed
     said = " ".join(line.strip() for line in block)  # the lines as written, before wrapping
     assert f"would score M = {ceiling:.4f} > 0.2, so M binds here" in said
+    # M's confidence interval, called one, with its level and what it covers (issue 34)
+    mem = manifest["membership"]
+    assert (f"95% confidence interval for M: {mem['m_ci_low']:.4f} to {mem['m_ci_high']:.4f}; "
+            "it covers the M that this attack on the whole population would give in 95% of "
+            "releases") in said
+    assert "Spread over attack sets (not a confidence interval)" in said
     audit = manifest["audit"]  # the demo's release is audited, and the block says the verdict
     assert audit["membership"]["ran"] and audit["verdict"] == "passed"
     assert f"Release audit: passed: an intruder who knows the generator detected the " \

@@ -134,3 +134,28 @@ def test_a_copying_synthesiser_is_never_released(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "NO RELEASE CANDIDATE" in err
     assert not (tmp_path / "out" / "release").exists()
+
+
+@pytest.mark.parametrize("decision", ["estimate", "upper"])
+def test_m_decision_upper_bounds_the_interval_s_upper_end_too(decision):
+    # near copies in a small holdout: the estimate is below the threshold, the interval's
+    # upper end above it; only "upper" makes that infeasible (issue 34)
+    from tuner import measures
+
+    rng = np.random.default_rng(0)
+    train = pd.DataFrame({c: rng.integers(0, 8, 300) for c in "abcd"})
+    holdout = pd.DataFrame({c: rng.integers(0, 8, 300) for c in "abcd"})
+    synthetic = pd.concat([train[:40], holdout[:200]], ignore_index=True)
+    result = risk.membership_disclosure(train, holdout, synthetic, population_size=20_000,
+                                        random_state=0, curve=False)
+    options = {k: o.default for k, o in measures.options().items()}
+    options |= {"m_decision": decision, "m_threshold": (result.m + result.m_ci.high) / 2}
+    assert result.m < options["m_threshold"] < result.m_ci.high
+    spec = measures.MEASURES["membership"]
+    limits = spec.constraints(measures.Outcome({"": result}), options)
+    assert limits["m"] < 0
+    if decision == "upper":
+        assert limits["m_upper"] == pytest.approx(result.m_ci.high - options["m_threshold"])
+        assert limits["m_upper"] > 0
+    else:
+        assert "m_upper" not in limits

@@ -23,7 +23,8 @@ def _manifest(**changes) -> dict:
                     "copies_difference": 0.0008, "dcr_excess": 0.082,
                     "cap_difference.income": 0.013},
         "membership": {"m": -0.05208, "m_spread_low": -0.0960, "m_spread_high": -0.0103,
-                       "m_spread_level": 0.95, "repeats": 100.0, "can_bind": 1.0,
+                       "m_spread_level": 0.95, "m_ci_low": -0.0712, "m_ci_high": -0.0215,
+                       "m_ci_level": 0.95, "repeats": 100.0, "can_bind": 1.0,
                        "warning": "", "m_threshold": 0.2, "hamming_threshold": 0.0},
         "report": {"trials_run": 12, "trials_feasible": 8, "trials_refused": 1},
         "constraints": {"m": {"value": -0.25208, "passed": True},
@@ -49,7 +50,13 @@ def test_summary_says_m_the_ceiling_and_every_constraint_with_its_limit():
     assert "Study: 12 trials run, 8 met every constraint, 1 of them refused at release" in said
     assert "Membership disclosure M = -0.0521, must be <= 0.2: passed" in said
     assert "(an intruder holding 15 quasi-identifiers of a person, matched exactly (h = 0)" in said
-    assert "95% of the 100 attack sets gave -0.0960 to -0.0103" in said
+    # the confidence interval, named so, with its level and what it covers; the attack-set
+    # spread under its own name
+    assert ("95% confidence interval for M: -0.0712 to -0.0215; it covers the M that this "
+            "attack on the whole population would give in 95% of releases") in said
+    assert ("Spread over attack sets (not a confidence interval): 95% of the 100 attack sets "
+            "on the holdout gave -0.0960 to -0.0103") in said
+    assert "m_decision" not in said
     assert ("a verbatim copy of the training records would score M = 0.7745 > 0.2, so M binds "
             "here") in said
     assert "Constraints: all 4 passed" in said
@@ -60,6 +67,25 @@ def test_summary_says_m_the_ceiling_and_every_constraint_with_its_limit():
         assert line in said, line
     # no audit in the manifest: nothing is said about one
     assert "audit" not in said.lower()
+
+
+def test_the_upper_decision_is_said_with_its_constraint():
+    m = _manifest()
+    m["config"]["m_decision"] = "upper"
+    m["constraints"]["m_upper"] = {"value": -0.2215, "passed": True}
+    m["metrics"]["m_ci_high"] = -0.0215
+    said = _said(summary(m))
+    assert '(m_decision = "upper": its upper end must be <= 0.2 too)' in said
+    assert "m_ci_high = -0.0215, must be <= 0.2 (m_threshold): passed" in said
+
+
+def test_an_older_manifest_without_the_interval_shows_the_spread_by_its_name():
+    m = _manifest()
+    for key in ("m_ci_low", "m_ci_high", "m_ci_level"):
+        del m["membership"][key]
+    said = _said(summary(m))
+    assert "confidence interval for M" not in said
+    assert "Spread over attack sets (not a confidence interval): 95% of the 100" in said
 
 
 def test_a_failed_constraint_and_a_blind_m_are_said_plainly():

@@ -45,6 +45,9 @@ class Bound:
     # value for the same release depends on the size of the set it is compared with (DCR's
     # excess: the release's audit-set check); None: comparable as it is
     rescale: Callable[[Any, Any], tuple[float, risk.Interval | None]] | None = None
+    # whether the bound applies under the [risk] options (e.g. M's "upper" decision); None:
+    # always
+    when: Callable[[Mapping[str, Any]], bool] | None = None
 
     def value(self, metric: float, options: Mapping[str, Any]) -> float:
         if metric is None or not math.isfinite(metric):
@@ -129,6 +132,8 @@ class MeasureSpec:
         for bound in self.bounds:
             if isinstance(bound.limit, str) and options[bound.limit] is None:
                 continue  # an optional limit that is not set: logged, not constrained
+            if bound.when is not None and not bound.when(options):
+                continue  # a bound the options switch off
             for label, result in outcome.results.items():
                 name = f"{bound.name}.{label}" if label else bound.name
                 logged = self.metrics(result)

@@ -10,6 +10,11 @@ split, the quasi-identifiers, h and the bins only, so it is computed once per pr
 by the study's seed). When the ceiling is <= ``m_threshold``, M cannot bind: the trial's result
 says so (``can_bind`` False, with the reason in ``warning``), as below 20 members per attack
 set, and the gate's measures (copies, near copies, DCR) decide.
+
+**The confidence interval** (design §3.2, issue 34). Every trial logs ``m_ci_low`` and
+``m_ci_high``, the ``m_level`` (default 95 %) confidence interval of the M that the same attack
+on the whole population would give; the attack-set spread (``m_spread_*``) keeps its own name.
+``m_decision = "upper"`` adds the constraint ``m_upper``: ``m_ci_high <= m_threshold``.
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ def _membership(inp: Inputs, synthetic: pd.DataFrame, seed: int, *,
         inp.train, inp.holdout, synthetic, population_size=inp.population_size,
         keys=qis, hamming_threshold=o["hamming_threshold"], repeats=o["repeats"],
         numeric_bins=o["numeric_bins"], m_threshold=o["m_threshold"], random_state=seed,
-        curve=curve,
+        curve=curve, ci_level=o["m_level"],
     )
 
 
@@ -84,7 +89,8 @@ def _compute(inp: Inputs) -> Outcome:
 
 
 def _metrics(r: Any) -> dict[str, float]:
-    return {"m": r.m, "m_spread_low": r.m_spread.low, "m_spread_high": r.m_spread.high,
+    return {"m": r.m, "m_ci_low": r.m_ci.low, "m_ci_high": r.m_ci.high,
+            "m_spread_low": r.m_spread.low, "m_spread_high": r.m_spread.high,
             "f1": r.f1, "f_naive": r.f_naive, "precision": r.precision, "recall": r.recall,
             "m_expected_members": r.expected_members, "m_can_bind": float(r.can_bind)}
 
@@ -92,14 +98,28 @@ def _metrics(r: Any) -> dict[str, float]:
 def _report(label: str, r: Any, o: Mapping[str, Any]) -> list[ReportRow]:
     return [ReportRow(
         f"membership disclosure M (h = {r.hamming_threshold})",
-        f"{r.m:.4f} (spread over {r.repeats} attack sets [{r.m_spread.low:.4f}, "
+        f"{r.m:.4f} ({r.m_ci.level:.0%} confidence interval [{r.m_ci.low:.4f}, "
+        f"{r.m_ci.high:.4f}]; spread over {r.repeats} attack sets [{r.m_spread.low:.4f}, "
         f"{r.m_spread.high:.4f}])",
-        f"<= {o['m_threshold']}",
+        f"<= {o['m_threshold']}"
+        + (" (upper end of the interval too)" if o.get("m_decision") == "upper" else ""),
         f"An intruder holding a person's record and the release claims membership with F1 "
         f"{r.f1:.3f} against {r.f_naive:.3f} for calling everyone a member (t = "
         f"{r.sampling_fraction:.4f}, {r.expected_members:.1f} members expected per attack set "
-        f"of {r.attack_size}); M < 0 means worse than that guess."
+        f"of {r.attack_size}); M < 0 means worse than that guess. {CI_MEANING}"
         + (f" CANNOT BIND: {r.warning}" if not r.can_bind else ""))]
+
+
+DECISIONS = ("estimate", "upper")
+CI_MEANING = ("The confidence interval covers, in that share of releases, the M that the same "
+              "attack on the whole population would give (members: the training records; "
+              "non-members: the population's other people); the spread is how much single "
+              "attack sets on the holdout vary, not a confidence interval.")
+
+
+def _decision(v: Any) -> str | None:
+    return None if v in DECISIONS else (
+        f"risk.m_decision must be one of {DECISIONS}, got {v!r}")
 
 
 SPECS = (
@@ -112,13 +132,21 @@ SPECS = (
             Option("hamming_threshold", "int", 0,
                    "claim 'member' within this many differing quasi-identifiers",
                    at_least("hamming_threshold", 0)),
+            Option("m_decision", "str", "estimate",
+                   "'estimate': feasible when M <= m_threshold; 'upper': also the upper end of "
+                   "M's confidence interval (m_level) must be <= m_threshold", _decision),
+            Option("m_level", "float", 0.95,
+                   "confidence level of M's confidence interval (reported, and decided on under "
+                   "m_decision = 'upper')", open_unit("m_level")),
             Option("repeats", "int", 100, "attack sets drawn", at_least("repeats", 1)),
             NUMERIC_BINS,
         ),
         enabled=lambda o: True,
         compute=_compute,
         metrics=_metrics,
-        bounds=(Bound("m", "m", "m_threshold", interval=lambda r: r.m_spread),),
+        bounds=(Bound("m", "m", "m_threshold", interval=lambda r: r.m_ci),
+                Bound("m_upper", "m_ci_high", "m_threshold", interval=lambda r: r.m_ci,
+                      when=lambda o: o["m_decision"] == "upper")),
         report=_report,
     ),
 )

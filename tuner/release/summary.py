@@ -66,8 +66,8 @@ def _membership_lines(m: Mapping[str, Any]) -> list[str]:
     verdict = "" if passed is None else (": passed" if passed else ": FAILED")
     low, high = _num(mem.get("m_spread_low")), _num(mem.get("m_spread_high"))
     level, repeats = _num(mem.get("m_spread_level")), _num(mem.get("repeats"))
-    spread = (f"; {level:.0%} of the {repeats:.0f} attack sets gave {low:.4f} to {high:.4f}"
-              if all(map(math.isfinite, (low, high, level, repeats))) else "")
+    spread = (f"{level:.0%} of the {repeats:.0f} attack sets on the holdout gave {low:.4f} to "
+              f"{high:.4f}" if all(map(math.isfinite, (low, high, level, repeats))) else "")
     config = m.get("config", {})
     # a manifest written before the keys were renamed says "quasi_identifiers"
     keys = config.get("keys", config.get("quasi_identifiers"))
@@ -78,7 +78,26 @@ def _membership_lines(m: Mapping[str, Any]) -> list[str]:
              f", matched within h = {h:.0f} differing")
     return [f"Membership disclosure M = {fmt(value)}, must be <= {_threshold(m):g}{verdict}",
             f"  ({who}{match}: M = 0 tells no better than a guess whether they were in the "
-            f"training data, M = 1 always right{spread})"]
+            f"training data, M = 1 always right)", *_interval_lines(m, spread)]
+
+
+def _interval_lines(m: Mapping[str, Any], spread: str) -> list[str]:
+    """M's confidence interval with its level and what it covers; the attack-set spread under
+    its own name (an older manifest without the interval: the spread alone, named as such)."""
+    mem = m.get("membership", {})
+    low, high = _num(mem.get("m_ci_low")), _num(mem.get("m_ci_high"))
+    level = _num(mem.get("m_ci_level"))
+    upper = m.get("config", {}).get("m_decision") == "upper"
+    lines = []
+    if all(map(math.isfinite, (low, high, level))):
+        lines.append(
+            f"  {level:.0%} confidence interval for M: {low:.4f} to {high:.4f}; it covers the "
+            f"M that this attack on the whole population would give in {level:.0%} of "
+            "releases" + (" (m_decision = \"upper\": its upper end must be <= "
+                          f"{_threshold(m):g} too)" if upper else ""))
+    if spread:
+        lines.append(f"  Spread over attack sets (not a confidence interval): {spread}")
+    return lines
 
 
 def _ceiling_lines(m: Mapping[str, Any]) -> list[str]:

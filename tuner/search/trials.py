@@ -77,8 +77,9 @@ def best_feasible(study: optuna.Study) -> FrozenTrial | None:
 
 
 def trials_frame(study: optuna.Study) -> pd.DataFrame:
-    """One row per finished trial: synthesiser, U, M, constraints, loss, state, whether it was
-    refused at release (surplus trials, which ran nothing, left out)."""
+    """One row per finished trial: synthesiser, U, M and its confidence interval, constraints,
+    loss, state, whether it was refused at release (surplus trials, which ran nothing, left
+    out)."""
     rows = []
     refused = rejected(study)
     surplus = {k for k in study.user_attrs if k.startswith(SURPLUS_PREFIX)}
@@ -90,6 +91,8 @@ def trials_frame(study: optuna.Study) -> pd.DataFrame:
             "number": t.number, "state": t.state.name,
             "synthesizer": t.params.get("synthesizer"),
             "utility": m.get("utility", math.nan), "m": m.get("m", math.nan),
+            # M's confidence interval (design §3.1; absent in studies made before it)
+            "m_ci_low": m.get("m_ci_low", math.nan), "m_ci_high": m.get("m_ci_high", math.nan),
             "loss": loss_of(t),
             "feasible": is_feasible(t),
             "refused": t.number in refused,  # feasible as scored, not in full at release
