@@ -193,6 +193,9 @@ def _backend_problems(a: AuditConfig) -> list[str]:
     if a.backend == "local" and a.scheduler:
         return [f"audit.scheduler = {a.scheduler!r} is for audit.backend = 'dask', and the "
                 "backend is 'local': set backend = \"dask\", or remove the scheduler"]
+    if a.scheduler and not a.scheduler.startswith(("tcp://", "tls://", "ucx://", "inproc://")):
+        return [f"audit.scheduler = {a.scheduler!r} is not a Dask scheduler address: expected "
+                "tcp://HOST:PORT (or tls://, ucx://)"]
     if a.backend == "dask" and importlib.util.find_spec("distributed") is None:
         return ["audit.backend = 'dask' needs Dask's distributed, which is not installed (the "
                 "`dask` extra): python -m pip install -e \".[dask]\""]

@@ -36,6 +36,7 @@ import optuna
 from optuna.storages import BaseStorage
 from optuna.trial import FrozenTrial
 
+from tuner import attrs as attrs_module
 from tuner.config import ConfigError
 from tuner.errors import InputError
 from tuner.search.trials import REJECTED_PREFIX, best_feasible, pareto_choice, rejected
@@ -63,6 +64,15 @@ def _for_dashboard(trial: FrozenTrial, refused: bool = False) -> FrozenTrial:
     served = copy.copy(trial)
     served.system_attrs = {**trial.system_attrs, DASHBOARD_CONSTRAINTS_KEY: values}
     return served
+
+
+def _shown_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
+    """A study's attributes as the dashboard may show them: without its secret and the
+    release audits' seeds and vulnerability scores (design §9.2; a dashboard may be served to
+    people who must not rebuild the split)."""
+    hidden = {k for k in attrs if k == attrs_module.SECRET or k.startswith(
+        attrs_module.AUDIT_PREFIX)}
+    return {k: ("(custodian-only: hidden)" if k in hidden else v) for k, v in attrs.items()}
 
 
 class FeasibilityStorage(BaseStorage):
@@ -102,7 +112,8 @@ class FeasibilityStorage(BaseStorage):
         """Numbers of the study's trials refused at release
         (:func:`tuner.search.trials.rejected`)."""
         attrs = self._inner.get_study_user_attrs(study_id)
-        return {int(k[len(REJECTED_PREFIX):]) for k in attrs if k.startswith(REJECTED_PREFIX)}
+        return {int(k[len(REJECTED_PREFIX):]) for k, v in attrs.items()
+                if k.startswith(REJECTED_PREFIX) and v}
 
     # everything else: the wrapped storage's answer
     def create_new_study(self, directions: Sequence[optuna.study.StudyDirection],
@@ -128,13 +139,18 @@ class FeasibilityStorage(BaseStorage):
         return self._inner.get_study_directions(study_id)
 
     def get_study_user_attrs(self, study_id: int) -> dict[str, Any]:
-        return self._inner.get_study_user_attrs(study_id)
+        return _shown_attrs(self._inner.get_study_user_attrs(study_id))
 
     def get_study_system_attrs(self, study_id: int) -> dict[str, Any]:
         return self._inner.get_study_system_attrs(study_id)
 
     def get_all_studies(self) -> list[FrozenStudy]:
-        return self._inner.get_all_studies()
+        out = []
+        for s in self._inner.get_all_studies():
+            shown = copy.copy(s)
+            shown.user_attrs = _shown_attrs(s.user_attrs)
+            out.append(shown)
+        return out
 
     def create_new_trial(self, study_id: int, template_trial: FrozenTrial | None = None) -> int:
         return self._inner.create_new_trial(study_id, template_trial)

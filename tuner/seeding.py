@@ -27,7 +27,7 @@ def new_secret() -> int:
 def _keyed(secret: int, seed: int, path: tuple[int, ...], nbytes: int) -> int:
     """BLAKE2b keyed with ``secret`` (a pseudorandom function: without the key its outputs
     tell nothing of it, nor of each other) over the seed and the path."""
-    message = b"".join(int(v).to_bytes(16, "big", signed=True) for v in (seed, *path))
+    message = b"".join(int(v).to_bytes(32, "big", signed=True) for v in (seed, *path))
     key = secret.to_bytes(SECRET_BITS // 8, "big")
     return int.from_bytes(hashlib.blake2b(message, key=key, digest_size=nbytes).digest(), "big")
 
@@ -43,6 +43,14 @@ def derive(seed: int, *path: int, secret: int | None = None) -> int:
     if secret is None:
         return int(np.random.SeedSequence([seed, *path]).generate_state(1, dtype=np.uint32)[0])
     return _keyed(secret, seed, path, 4)
+
+
+def split_seed(seed: int, secret: int | None = None) -> int:
+    """The seed of the study's split: with a secret, a 128-bit key (a 32-bit seed could be
+    found by trying all 2**32 splits against the release); without, the public 32-bit seed
+    ``derive(seed, 0)`` studies always used."""
+    key = noise_key(seed, 0, secret=secret)
+    return derive(seed, 0) if key is None else key
 
 
 def noise_key(seed: int, *path: int, secret: int | None = None) -> int | None:

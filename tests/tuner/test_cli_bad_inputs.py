@@ -304,10 +304,12 @@ CONFIG_CASES = [
     ("audit-backend-unknown", {"audit.backend": "ray"}, ["audit.backend", "ray", "dask"]),
     ("audit-scheduler-without-dask", {"audit.scheduler": "tcp://127.0.0.1:8786"},
      ["audit.scheduler", "tcp://127.0.0.1:8786", "local"]),
+    ("audit-scheduler-no-scheme", {"audit.backend": "dask", "audit.scheduler": "host:8786"},
+     ["audit.scheduler", "host:8786", "tcp://"]),
     # a port nobody listens on: said before any trial, naming the key
     ("audit-scheduler-unreachable", {"audit.backend": "dask",
                                      "audit.scheduler": "tcp://127.0.0.1:9"},
-     ["audit.scheduler", "tcp://127.0.0.1:9", "no Dask scheduler answered"]),
+     ["audit.scheduler", "tcp://127.0.0.1:9", "no Dask scheduler with a worker answered"]),
 ]
 
 

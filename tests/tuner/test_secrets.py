@@ -20,7 +20,7 @@ from tuner.cli import main
 from tuner.data import read_builtin, split
 from tuner.release.manifest import SPLIT_FILE
 from tuner.search.secret import CUSTODIAN_FILE, decode, encode
-from tuner.seeding import derive, noise_key
+from tuner.seeding import derive, noise_key, split_seed
 from tuner.synthesis.families import SYNTHESIZERS
 from tuner.synthesis.synthesizers import build
 
@@ -119,7 +119,9 @@ def test_public_files_cannot_rebuild_the_split_and_the_custodian_file_can(tmp_pa
     secret = decode(entry["secret"], "seeds.json")
     assert secret is not None and entry["release"]["trial"] == manifest["trial"]
     assert entry["release"]["audit_vulnerability"]
-    sp = split(frame, train_fraction=0.5, seed=derive(7, 0, secret=secret),
+    # a 128-bit split key: no search of 2**32 split seeds finds it
+    assert split_seed(7, secret) >= 2**64 and split_seed(7, None) == derive(7, 0)
+    sp = split(frame, train_fraction=0.5, seed=split_seed(7, secret),
                audit_fraction=len(json.loads((out / SPLIT_FILE).read_text())["audit_rows"])
                / len(frame))
     assert sorted(sp.train_positions.tolist()) == sorted(
@@ -141,10 +143,21 @@ def test_a_new_study_takes_the_secret_the_custodian_file_kept(tiny_config, capsy
 
     cfg = tiny_config()
     cfg.study.output.mkdir(parents=True, exist_ok=True)
-    study_secret.record(cfg.study.output, cfg.study.name, secret=encode(2**120 + 9))
-    assert study_secret.resolve(cfg, None) == (2**120 + 9, None)  # the storage was lost
-    fresh = study_secret.resolve(dataclass_replace(cfg, name="other"), None)[0]
-    assert fresh is not None and fresh != 2**120 + 9  # another study: a secret of its own
+    study_secret.record_new(cfg.study.output, cfg.study.name, 2**120 + 9,
+                            identity=study_secret.identity(cfg, "fp"))
+    # the storage was lost: the very same study (data and config) takes the file's secret
+    assert study_secret.resolve(cfg, None, "fp") == (2**120 + 9, None)
+    # other data, another config or another name: a secret of its own (the same noise draws in
+    # two different releases would reveal what the noise hides)
+    for other, fp in ((cfg, "other data"), (dataclass_replace(cfg, n_trials=9), "fp"),
+                      (dataclass_replace(cfg, name="other"), "fp")):
+        fresh = study_secret.resolve(other, None, fp)[0]
+        assert fresh is not None and fresh != 2**120 + 9
+    # a new study of that name keeps the earlier entry in the file's replaced list
+    study_secret.record_new(cfg.study.output, cfg.study.name, 5)
+    kept = study_secret.read(cfg.study.output)
+    assert kept["studies"]["t"]["secret"] == encode(5)
+    assert kept["replaced"][0]["secret"] == encode(2**120 + 9)
     # an existing study keeps what it ran with, whatever the config now says
     secret, note = study_secret.resolve(cfg, {"secret": ""})
     assert secret is None and "public seeds" in (note or "")
@@ -155,3 +168,19 @@ def dataclass_replace(cfg, **study):  # noqa: ANN001, ANN201
     import dataclasses
 
     return dataclasses.replace(cfg, study=dataclasses.replace(cfg.study, **study))
+
+
+def test_the_dashboard_hides_the_secret_and_the_audits():
+    import optuna
+
+    from tuner.dashboard import FeasibilityStorage
+
+    study = optuna.create_study(study_name="s")
+    for key, value in (("secret", "ab" * 16), ("audit:3", {"seed": 5}), ("n_train", 10)):
+        study.set_user_attr(key, value)
+    shown = FeasibilityStorage(study._storage)
+    sid = study._study_id
+    for attrs in (shown.get_study_user_attrs(sid), shown.get_all_studies()[0].user_attrs):
+        assert attrs["n_train"] == 10
+        assert "ab" * 16 not in str(attrs) and "'seed'" not in str(attrs)
+    assert study._storage.get_study_user_attrs(sid)["secret"] == "ab" * 16  # stored as it was

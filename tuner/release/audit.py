@@ -45,7 +45,7 @@ from tuner import attrs
 from tuner.measures.gate import remove_replicated_uniques
 from tuner.release import audit_backend
 from tuner.release.audit_set import audit_set_check, refusal, winners_curse
-from tuner.release.recreate import AuditOverBudget, ReleaseRejected
+from tuner.release.recreate import AuditOverBudget, NoFeasibleTrial, ReleaseRejected
 from tuner.scoring.evaluation import Evaluation
 from tuner.search.context import Context
 from tuner.synthesis.synthesizers import synthesize
@@ -138,19 +138,25 @@ def _membership(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTria
                             cfg.risk.replicated_uniques)
     seed = ctx.derive(AUDIT_SEED, best.number)
     size = min(a.shadow_size, len(ctx.split.holdout))
-    chosen = plan(ctx, family, size, seed)
+    # a finished audit of this trial is kept before any timing: a slower machine must not
+    # turn an audited release into one that "cannot be audited"
     kept = study.user_attrs.get(f"{AUDIT_PREFIX}{best.number}")
-    if chosen.design and isinstance(kept, dict) and kept.get("key") == _key(ctx, best,
-                                                                            chosen.design):
+    designs = ("per_target", "shared") if a.design == "auto" else (a.design,)
+    if isinstance(kept, dict) and kept.get("key") in {_key(ctx, best, d) for d in designs}:
         print(f"audit: trial {best.number}'s membership audit from {kept['when']} is kept "
               "(same data, settings and split)", flush=True)
         return dict(kept["membership"])
+    chosen = plan(ctx, family, size, seed)
     if chosen.design is None:
         why = (f"the membership audit of trial {best.number} ({ev.synthesizer}) would take "
                f"about {_minutes(chosen.estimates['per_target'])} (per target) or "
                f"{_minutes(chosen.estimates['shared'])} (shared) on {chosen.jobs} process(es), "
                f"one fit {chosen.pilot_seconds:.2f} s: more than audit.max_minutes = "
                f"{a.max_minutes:g}")
+        if a.required and study.user_attrs.get(attrs.RELEASED) == best.number:
+            raise NoFeasibleTrial(  # the study's release: left as it is, never withdrawn
+                f"{why}; trial {best.number} is the study's release and is left as it is "
+                "(raise audit.max_minutes to audit it again)")
         if a.required:  # never released unaudited, never a stop: the next trial is audited
             raise AuditOverBudget(
                 f"passed over: {why}, so it cannot be audited (raise audit.max_minutes to "

@@ -28,12 +28,13 @@ def check_reachable(a: AuditConfig) -> None:
     from distributed import Client
 
     try:
-        Client(a.scheduler, timeout=CONNECT_SECONDS).close()
-    except (OSError, TimeoutError) as exc:
-        raise ConfigError(f"audit.scheduler = {a.scheduler!r}: no Dask scheduler answered "
-                          f"within {CONNECT_SECONDS:g} s ({type(exc).__name__}: {exc}); start "
-                          "it (dask scheduler, then dask worker ADDRESS on each machine) or "
-                          "fix the address") from None
+        with Client(a.scheduler, timeout=CONNECT_SECONDS) as client:
+            client.wait_for_workers(1, timeout=CONNECT_SECONDS)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ConfigError(f"audit.scheduler = {a.scheduler!r}: no Dask scheduler with a "
+                          f"worker answered within {CONNECT_SECONDS:g} s "
+                          f"({type(exc).__name__}: {exc}); start it (dask scheduler, then dask "
+                          "worker ADDRESS on each machine) or fix the address") from None
 
 
 @contextlib.contextmanager

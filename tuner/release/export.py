@@ -44,6 +44,7 @@ from tuner.release.manifest import SPLIT_FILE, manifest, set_files, sha256_file
 from tuner.release.recreate import AuditOverBudget, NoFeasibleTrial, ReleaseRejected, recreate
 from tuner.release.refusals import (
     OVER_BUDGET_PREFIX,
+    audit_budget,
     explain_infeasible,
     revive_over_budget,
     tag_refused,
@@ -108,10 +109,11 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
                     out = _export(ctx, study, best, folder)
                 except ReleaseRejected as exc:
                     with claim_lock(ctx, "release-claim"):  # recorded first, whatever follows
-                        study.set_user_attr(f"{REJECTED_PREFIX}{best.number}", str(exc))
+                        study.set_user_attr(f"{REJECTED_PREFIX}{best.number}",
+                                            str(exc) or type(exc).__name__)
                         if isinstance(exc, AuditOverBudget):
                             study.set_user_attr(f"{OVER_BUDGET_PREFIX}{best.number}",
-                                                exc.max_minutes)
+                                                audit_budget(ctx))
                     tag_refused(ctx, best, str(exc))
                     _withdraw_refused(ctx, study, folder)
                     raise

@@ -90,19 +90,30 @@ def _refusal_advice(reasons: Any) -> str:
             + "; ".join(advice or ["a new study with tighter limits"]) + ".")
 
 
+def audit_budget(ctx: Context) -> dict[str, Any]:
+    """What decides whether an audit fits in time: the audit's settings and where it runs."""
+    a = ctx.cfg.audit
+    return {k: getattr(a, k) for k in ("max_minutes", "jobs", "targets", "shadows",
+                                        "shadow_size", "design", "backend", "scheduler",
+                                        "required", "enabled")}
+
+
 def revive_over_budget(ctx: Context, study: optuna.Study) -> None:
-    """Trials passed over because their audit exceeded an ``audit.max_minutes`` smaller than
-    today's are candidates again (their data were never refused, only not audited)."""
-    now = ctx.cfg.audit.max_minutes
+    """Trials passed over because their audit did not fit are candidates again once anything
+    that decided it changed (a larger ``max_minutes``, more jobs, fewer shadows, a cluster,
+    ``required = false``): their data were never refused, only not audited."""
+    now = audit_budget(ctx)
     with claim_lock(ctx, "release-claim"):
-        for key, limit in dict(study.user_attrs).items():
-            if key.startswith(OVER_BUDGET_PREFIX) and limit is not None and now > float(limit):
-                number = key[len(OVER_BUDGET_PREFIX):]
-                study.set_user_attr(f"{REJECTED_PREFIX}{number}", "")
-                study.set_user_attr(key, None)
-                print(f"release: trial {number}, passed over when its audit exceeded "
-                      f"audit.max_minutes = {float(limit):g}, is a candidate again "
-                      f"(max_minutes = {now:g})", flush=True)
+        for key, then in dict(study.user_attrs).items():
+            if not key.startswith(OVER_BUDGET_PREFIX) or not then or then == now:
+                continue
+            number = key[len(OVER_BUDGET_PREFIX):]
+            study.set_user_attr(f"{REJECTED_PREFIX}{number}", "")
+            study.set_user_attr(key, None)
+            changed = ", ".join(f"{k} = {now.get(k)!r}" for k in now
+                                if not isinstance(then, dict) or then.get(k) != now.get(k))
+            print(f"release: trial {number}, passed over when its audit did not fit, is a "
+                  f"candidate again (audit.{changed})", flush=True)
 
 
 def tag_refused(ctx: Context, trial: optuna.trial.FrozenTrial, why: str) -> None:

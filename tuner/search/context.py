@@ -15,7 +15,7 @@ from tuner.measures import identification
 from tuner.search import secret as study_secret
 from tuner.search.stored_split import recorded_split
 from tuner.search.tracking import local_uri
-from tuner.seeding import derive, noise_key
+from tuner.seeding import derive, noise_key, split_seed
 from tuner.synthesis.families import SYNTHESIZERS
 from tuner.synthesis.partial import conditioning_problem
 
@@ -31,7 +31,8 @@ class Context:
     mlflow_uri: str
     fingerprint: str  # SHA-256 of the table, computed once
     progress: bool = True  # progress bars on long work (the release audit); --no-progress: off
-    secret: int | None = None  # the study's secret (tuner.search.secret); None: public seeds
+    # the study's secret (tuner.search.secret); None: public seeds. Never in a repr/traceback
+    secret: int | None = dataclasses.field(default=None, repr=False)
 
     @property
     def output(self) -> Path:
@@ -111,15 +112,16 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
             print(f"note: study {cfg.study.name!r} was made before sealed audit sets: it keeps "
                   "its holdout and has no audit set (its release says so); a new study gets "
                   f"one (data.audit_fraction = {cfg.data.audit_fraction})")
-    secret, note = study_secret.resolve(cfg, recorded)
+    fp = fingerprint(frame)
+    secret, note = study_secret.resolve(cfg, recorded, fp)
     if note:
         print(f"note: {note}")
     sp = split(frame, train_fraction=cfg.data.train_fraction,
-               seed=derive(cfg.study.seed, 0, secret=secret), stratify=cfg.data.stratify,
+               seed=split_seed(cfg.study.seed, secret), stratify=cfg.data.stratify,
                audit_fraction=audit)
     a = cfg.audit
     if a.enabled and sp.has_audit and a.targets > len(sp.train):
         raise ConfigError(f"audit.targets = {a.targets} is more than the {len(sp.train)} "
                           "training records; attack at most that many (the default is 20)")
     return Context(cfg, frame, sp, storage, cfg.study.mlflow_uri or local_uri(out),
-                   fingerprint(frame), secret=secret)
+                   fp, secret=secret)

@@ -14,8 +14,11 @@ the release exactly from the storage, or from ``seeds.json`` when the storage is
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -37,16 +40,12 @@ def encode(secret: int | None) -> str:
 
 def decode(text: str | None, where: str) -> int | None:
     """The secret stored as ``text`` (None: public seeds); a malformed one is refused."""
-    if not text:
+    if text is None or text == "":
         return None
-    try:
-        value = int(text, 16)
-    except ValueError:
-        value = -1
-    if not 0 <= value < 2**SECRET_BITS or len(text) != SECRET_BITS // 4:
-        raise ConfigError(f"{where} holds a malformed study secret ({len(text)} characters; "
-                          f"expected {SECRET_BITS // 4} hex digits): restore it from a backup")
-    return value
+    if not isinstance(text, str) or not re.fullmatch(f"[0-9a-f]{{{SECRET_BITS // 4}}}", text):
+        raise ConfigError(f"{where} holds a malformed study secret (expected "
+                          f"{SECRET_BITS // 4} lowercase hex digits): restore it from a backup")
+    return int(text, 16)
 
 
 def read(output: Path) -> dict[str, Any]:
@@ -69,24 +68,56 @@ def record(output: Path, study: str, **fields: Any) -> Path:
     studies = content.get("studies") if isinstance(content.get("studies"), dict) else {}
     assert isinstance(studies, dict)
     studies[study] = {**studies.get(study, {}), **fields}
+    return _write(output, studies, content.get("replaced", []))
+
+
+def _write(output: Path, studies: dict[str, Any], replaced: list[Any]) -> Path:
     path = output / CUSTODIAN_FILE
-    staging = path.with_name(f".{CUSTODIAN_FILE}.{os.getpid()}")
-    fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    # mkstemp: a new file of mode 0600 that nobody could plant a link at beforehand
+    fd, staging = tempfile.mkstemp(prefix=f".{CUSTODIAN_FILE}.", dir=output)
     with os.fdopen(fd, "w") as handle:
-        json.dump({"note": NOTE, "studies": studies}, handle, indent=2)
-    os.chmod(staging, 0o600)
+        json.dump({"note": NOTE, "studies": studies} | ({"replaced": replaced} if replaced
+                                                        else {}), handle, indent=2)
     os.replace(staging, path)  # whole or not at all: a secret half written is a secret lost
     return path
 
 
-def resolve(cfg: Config, recorded: dict[str, Any] | None) -> tuple[int | None, str | None]:
+def record_new(output: Path, study: str, secret: int | None, **fields: Any) -> Path:
+    """Record a new study's secret; an entry of an earlier study of that name with another
+    secret moves to the file's ``replaced`` list first (kept: it re-creates that study's
+    releases), never overwritten."""
+    content = read(output)
+    studies = content.get("studies")
+    studies = studies if isinstance(studies, dict) else {}
+    old = studies.get(study)
+    if isinstance(old, dict) and old.get("secret") != encode(secret):
+        replaced = [*content.get("replaced", []), {"study": study, **old}]
+        _write(output, {k: v for k, v in studies.items() if k != study}, replaced)
+    return record(output, study, secret=encode(secret), **fields)
+
+
+def identity(cfg: Config, fingerprint: str) -> str:
+    """What must match for a new study to take a secret the custodian file kept: the data's
+    fingerprint and the whole config (its sections as resolved). Reusing a secret for other
+    data or another config would give a DP mechanism the same noise draws in two releases
+    (y1 = x + s1 g and y2 = x + s2 g reveal x), so only a rerun of the very same study may."""
+    text = json.dumps({"data": cfg.data.__dict__, "study": cfg.study.__dict__,
+                       "risk": dict(cfg.risk), "utility": cfg.utility.__dict__,
+                       "audit": cfg.audit.__dict__, "spaces": cfg.spaces,
+                       "fingerprint": fingerprint}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def resolve(cfg: Config, recorded: dict[str, Any] | None,
+            fingerprint: str = "") -> tuple[int | None, str | None]:
     """The secret of the study ``cfg`` names, and a note when it is not what the config asks.
 
     ``recorded``: what its storage recorded (:func:`tuner.search.stored_split.recorded_split`),
     None for a study not made yet. An existing study keeps the randomness its trials ran with:
     its recorded secret, or none when it was made public or before secrets. A new study takes
-    the one the custodian file kept for its name (the storage was lost: the release is made
-    again from the file), else a fresh one; with ``public_seed`` none.
+    the one the custodian file kept for its name when the data and the config are the very
+    same (:func:`identity`; the storage was lost: the study runs again as it ran), else a
+    fresh one; with ``public_seed`` none.
     """
     name = cfg.study.name
     if recorded is not None:
@@ -102,5 +133,7 @@ def resolve(cfg: Config, recorded: dict[str, Any] | None) -> tuple[int | None, s
     if cfg.study.public_seed:
         return None, None
     kept = (read(cfg.study.output).get("studies") or {}).get(name) or {}
+    if kept.get("identity") != identity(cfg, fingerprint):
+        return new_secret(), None  # another study of that name: a secret of its own
     secret = decode(kept.get("secret"), str(cfg.study.output / CUSTODIAN_FILE))
     return (secret if secret is not None else new_secret()), None

@@ -128,10 +128,12 @@ def open_study(ctx: Context, worker: int = 0) -> optuna.Study:
     fp = ctx.fingerprint
     known = study.user_attrs.get(attrs.DATA_FINGERPRINT)
     if known is None:
+        _owner_only(ctx.storage_url)  # it will hold the secret: like split.json, 0600
         # the secret first: a study whose storage holds a fingerprint holds its secret too
         study.set_user_attr(attrs.SECRET, secret.encode(ctx.secret))
-        secret.record(ctx.output, ctx.cfg.study.name, secret=secret.encode(ctx.secret),
-                      seed=ctx.cfg.study.seed, public_seed=ctx.secret is None)
+        secret.record_new(ctx.output, ctx.cfg.study.name, ctx.secret, seed=ctx.cfg.study.seed,
+                          public_seed=ctx.secret is None,
+                          identity=secret.identity(ctx.cfg, ctx.fingerprint))
         study.set_user_attr(attrs.DATA_FINGERPRINT, fp)
         study.set_user_attr(attrs.STUDY_SEED, ctx.cfg.study.seed)
         study.set_user_attr(attrs.N_TRAIN, len(ctx.split.train))
@@ -170,6 +172,14 @@ def _check_split(ctx: Context, recorded: dict[str, Any] | None) -> None:
             f"study {ctx.cfg.study.name!r} in {ctx.storage_url} split its data otherwise: "
             f"{'; '.join(changed)}; its trials were scored on that split: set the values back "
             "to resume it, or use another study.name or --output for a new study")
+
+
+def _owner_only(url: str) -> None:
+    """A local storage file (SQLite, journal) readable by its owner only."""
+    path = url[len("sqlite:///"):] if url.startswith("sqlite:///") else \
+        (url if "://" not in url else None)
+    if path and os.path.exists(path):
+        os.chmod(path, 0o600)
 
 
 class SecretChanged(InputError):
