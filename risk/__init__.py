@@ -33,13 +33,7 @@ sections as "design §N". One vocabulary: ``train`` is the real frame a generato
 
 from risk._result import Interval, Result
 from risk._validation import RiskInputError, column_kind
-from risk.audit import (
-    MembershipAuditResult,
-    membership_audit,
-    minimum_targets,
-    null_refusal_rate,
-    vulnerability,
-)
+from risk.audit import MembershipAuditResult, membership_audit, vulnerability
 from risk.cap import CAPResult, CAPSetResult, cap, cap_per_record
 from risk.copies import ExactCopiesResult, exact_copies, replicated_uniques
 from risk.dcr import (
@@ -107,9 +101,7 @@ __all__ = [
     "membership_audit",
     "membership_disclosure",
     "membership_distances",
-    "minimum_targets",
     "naive_f1",
-    "null_refusal_rate",
     "relative_f1",
     "replicated_uniques",
     "risk_utility_loss",

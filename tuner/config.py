@@ -177,18 +177,18 @@ def _audit_problems(a: AuditConfig) -> list[str]:
 
 def _audit_size_problems(a: AuditConfig) -> list[str]:
     """Too few targets x shadows for ``tpr_limit``: an audit of a generator that leaks
-    nothing would be refused too often (the model of :func:`risk.null_refusal_rate` allows
+    nothing would be refused too often (the model of :func:`risk.audit.null_refusal_rate` allows
     2.5 %, so that the audit's measured rate stays within 5 %: docs/audit.md). A limit of 1
     refuses nothing, and is let through whatever the size (the figures are then shown only)."""
     if a.tpr_limit >= 1.0:
         return []
     designs = ("per_target", "shared") if a.design == "auto" else (a.design,)
-    rates = {d: risk.null_refusal_rate(a.targets, a.shadows, design=d, tpr_limit=a.tpr_limit)
+    rates = {d: risk.audit.null_refusal_rate(a.targets, a.shadows, design=d, tpr_limit=a.tpr_limit)
              for d in designs}
     bad = {d: r for d, r in rates.items() if not r <= risk.audit.NULL_REFUSAL_ALLOWANCE}
     if not bad:
         return []
-    need = max(risk.minimum_targets(a.shadows, design=d, tpr_limit=a.tpr_limit) for d in bad)
+    need = max(risk.audit.minimum_targets(a.shadows, design=d, tpr_limit=a.tpr_limit) for d in bad)
     said = ", ".join(f"{d.replace('_', ' ')} {r:.0%}" if r == r else
                      f"{d.replace('_', ' ')}: no threshold at 1 % FPR (fewer than 99 "
                      "calibration non-member runs)" for d, r in bad.items())

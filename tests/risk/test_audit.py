@@ -315,10 +315,10 @@ def test_a_generator_that_ignores_its_table_gives_the_intruder_nothing():
 
 @pytest.mark.slow
 def test_a_generator_that_leaks_nothing_is_seldom_refused_at_the_default_limit():
-    # the fewest targets the config accepts with 100 shadows (risk.minimum_targets), shared
+    # the fewest targets the config accepts with 100 shadows (risk.audit.minimum_targets), shared
     # design, limit 0.05 on the upper end: 8 seeded audits, at most one refused (the audit
     # before issue 32 chose its threshold on the test runs and refused about half at 440)
-    assert risk.minimum_targets(100, design="shared") == 14
+    assert risk.audit.minimum_targets(100, design="shared") == 14
     refused = [risk.membership_audit(TRAIN, REFERENCE, ignoring, targets=14, shadows=100,
                                      shadow_size=200, design="shared", random_state=seed
                                      ).tpr_at_1pct_interval.high > 0.05 for seed in range(8)]

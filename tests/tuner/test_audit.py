@@ -179,7 +179,7 @@ def test_an_audit_that_cannot_run_in_time_stops_the_release_unless_not_required(
 # ------------------------------------------------------------------------ on Adult
 
 # the default decision (tpr_limit = 0.05) at the fewest runs the config accepts with 100
-# shadows (14 targets: risk.minimum_targets); shadow tables of 200 holdout records
+# shadows (14 targets: risk.audit.minimum_targets); shadow tables of 200 holdout records
 AUDIT = "[audit]\ntargets = 14\nshadows = 100\nshadow_size = 200\njobs = 1\n"
 
 
