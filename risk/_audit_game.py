@@ -14,11 +14,20 @@ from joblib import Parallel, delayed
 from sklearn.ensemble import RandomForestClassifier
 
 from risk._audit_attacks import features
-from risk._audit_stats import auc, clopper_pearson, epsilon_lower_bound, null_z, tpr_at_fpr
+from risk._audit_stats import (
+    auc,
+    calibrated_threshold,
+    clustered_interval,
+    epsilon_ceiling,
+    epsilon_lower_bound,
+    loo_null_z,
+    null_z,
+)
 from risk._gower_coder import Coded, GowerCoder
 from risk._validation import RiskInputError, column_kinds
 
 ATTACK_NAMES = ("distance", "domias", "classifier")
+FPR_LEVELS = (0.01, 0.1)
 FOREST_TREES = 100
 
 
@@ -38,38 +47,56 @@ class Plan:
 @dataclasses.dataclass(frozen=True)
 class Run:
     """One shadow table: reference rows, the targets inserted, the targets scored, the seed of
-    its fit and of its shuffle."""
+    its fit and of its shuffle, and whether its runs calibrate (else they are tested)."""
 
     rows: np.ndarray
     members: tuple[int, ...]
     scored: tuple[int, ...]
     seed: int
+    calibration: bool = True
 
 
 def _balanced(rng: np.random.Generator, runs: int) -> np.ndarray:
-    """A random 0/1 vector with exactly half ones."""
+    """A random 0/1 vector with exactly ``runs // 2`` ones."""
     labels = np.zeros(runs, dtype=bool)
     labels[rng.choice(runs, runs // 2, replace=False)] = True
     return labels
 
 
+def _halves(labels: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """True for the calibration half, stratified by label (the odd one to calibration)."""
+    cal = np.zeros(labels.size, dtype=bool)
+    for value in (False, True):
+        idx = rng.permutation(np.flatnonzero(labels == value))
+        cal[idx[: (idx.size + 1) // 2]] = True
+    return cal
+
+
 def plan_runs(plan: Plan, n_reference: int, seed: np.random.SeedSequence) -> list[Run]:
-    """Every shadow run of the game, drawn from ``seed``."""
+    """Every shadow run of the game, drawn from ``seed``. Calibration and test are split by
+    *fit*: per target, each target's runs, stratified by membership; shared, half of the fits
+    calibrate every target and the others test every target, each target in half of each
+    half's tables, so that no fit is read on both sides (its runs are dependent)."""
     rng = np.random.default_rng(seed)
     k, r = plan.n_targets, plan.shadows
     if plan.design == "per_target":
         inside = np.column_stack([_balanced(rng, r) for _ in range(k)])  # (r, k)
+        cal = np.column_stack([_halves(inside[:, t], rng) for t in range(k)])
         return [Run(rows=rng.choice(n_reference, plan.size - int(inside[i, t]), replace=False),
                     members=(t,) if inside[i, t] else (), scored=(t,),
-                    seed=int(rng.integers(2**31 - 1)))
+                    seed=int(rng.integers(2**31 - 1)), calibration=bool(cal[i, t]))
                 for t in range(k) for i in range(r)]
-    inside = np.column_stack([_balanced(rng, r) for _ in range(k)])
+    fit_cal = np.zeros(r, dtype=bool)
+    fit_cal[: (r + 1) // 2] = True
+    inside = np.zeros((r, k), dtype=bool)
+    for part in (fit_cal, ~fit_cal):
+        inside[part] = np.column_stack([_balanced(rng, int(part.sum())) for _ in range(k)])
     out = []
     for i in range(r):
         members = tuple(int(t) for t in np.flatnonzero(inside[i]))
         out.append(Run(rows=rng.choice(n_reference, plan.size - len(members), replace=False),
                        members=members, scored=tuple(range(k)),
-                       seed=int(rng.integers(2**31 - 1))))
+                       seed=int(rng.integers(2**31 - 1)), calibration=bool(fit_cal[i])))
     return out
 
 
@@ -128,15 +155,6 @@ def _indexed(i: int, *args: Any) -> tuple[int, np.ndarray]:
     return i, _play_one(*args)
 
 
-def _halves(labels: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """True for the calibration half, stratified by label."""
-    cal = np.zeros(labels.size, dtype=bool)
-    for value in (False, True):
-        idx = rng.permutation(np.flatnonzero(labels == value))
-        cal[idx[: (idx.size + 1) // 2]] = True
-    return cal
-
-
 def _attack_scores(x: np.ndarray, y: np.ndarray, cal: np.ndarray, seed: int
                    ) -> dict[str, tuple[np.ndarray, np.ndarray] | None]:
     """Per attack, (calibration scores, test scores); the classifier's calibration scores are
@@ -153,22 +171,75 @@ def _attack_scores(x: np.ndarray, y: np.ndarray, cal: np.ndarray, seed: int
     return out
 
 
-def score_targets(plan: Plan, runs: list[Run], feats: list[np.ndarray],
-                  seed: np.random.SeedSequence) -> dict[str, Any]:
-    """Per-target AUCs, the pooled TPR at 1 % and 10 % FPR and the epsilon lower bound."""
-    rng = np.random.default_rng(seed)
+@dataclasses.dataclass(frozen=True)
+class TestRuns:
+    """Every test run's outcome, for the pooled figures and for measuring them: its target,
+    its fit (position in the runs) and that fit's seed, whether the target was in it, its
+    standardised score."""
+
+    target: np.ndarray
+    fit: np.ndarray
+    fit_seed: np.ndarray
+    member: np.ndarray
+    z: np.ndarray
+    thresholds: dict[float, float]  # per FPR level, fixed on the calibration runs
+
+    def called(self, level: float) -> np.ndarray:
+        """Runs called members at the threshold of ``level``."""
+        return self.z > self.thresholds[level]
+
+    def rates(self, level: float, keep: np.ndarray | None = None) -> dict[str, Any]:
+        """TPR and FPR at ``level`` over the runs ``keep`` (all by default), with their
+        intervals clustered by fit, and the counts behind them."""
+        keep = np.ones(self.z.size, dtype=bool) if keep is None else keep
+        called = self.called(level)
+        out: dict[str, Any] = {}
+        for name, side in (("tpr", self.member), ("fpr", ~self.member)):
+            use = keep & side
+            fits, inverse = np.unique(self.fit[use], return_inverse=True)
+            hits = np.bincount(inverse, weights=called[use], minlength=fits.size)
+            trials = np.bincount(inverse, minlength=fits.size).astype(float)
+            out[name] = float(hits.sum() / max(trials.sum(), 1.0))
+            out[f"{name}_interval"] = clustered_interval(hits, trials)
+            out[f"{name}_counts"] = (int(hits.sum()), int(trials.sum()))
+            out[f"{name}_trials"] = trials
+        return out
+
+
+def _per_target(plan: Plan, runs: list[Run], feats: list[np.ndarray]
+                ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """Per target: its runs' features, membership, calibration flag and fit index."""
     rows: list[list[np.ndarray]] = [[] for _ in range(plan.n_targets)]
-    labels: list[list[bool]] = [[] for _ in range(plan.n_targets)]
-    for run, f in zip(runs, feats, strict=True):
+    meta: list[list[tuple[bool, bool, int]]] = [[] for _ in range(plan.n_targets)]
+    for i, (run, f) in enumerate(zip(runs, feats, strict=True)):
         for j, t in enumerate(run.scored):
             rows[t].append(f[j])
-            labels[t].append(t in run.members)
-    attack_auc: dict[str, list[float]] = {a: [] for a in ATTACK_NAMES}
-    selected, pooled_scores, pooled_labels, skipped = [], [], [], 0
+            meta[t].append((t in run.members, run.calibration, i))
+    out = []
     for t in range(plan.n_targets):
-        x, y = np.array(rows[t]), np.array(labels[t])
-        cal = _halves(y, rng)
+        m = np.array(meta[t], dtype=np.int64).reshape(-1, 3)
+        out.append((np.array(rows[t]), m[:, 0].astype(bool), m[:, 1].astype(bool), m[:, 2]))
+    return out
+
+
+def score_targets(plan: Plan, runs: list[Run], feats: list[np.ndarray],
+                  seed: np.random.SeedSequence, *, reported: int | None = None
+                  ) -> tuple[dict[str, Any], TestRuns]:
+    """Per-target AUCs, the pooled TPR at 1 % and 10 % FPR and the epsilon lower bound, with
+    every test run's outcome. Per target, the attack with the best calibration AUC is chosen
+    and its scores standardised by the calibration non-members (offline LiRA); the threshold
+    of each FPR level is fixed on the calibration non-members' leave-one-out standardised
+    scores, pooled over targets, and hits are counted on the test runs only
+    (:mod:`risk._audit_stats`). Runs from position ``reported`` on are test runs that no
+    figure reads (kept in the returned runs, to measure the figures against)."""
+    rng = np.random.default_rng(seed)
+    reported = len(runs) if reported is None else reported
+    attack_auc: dict[str, list[float]] = {a: [] for a in ATTACK_NAMES}
+    selected, chosen_auc, skipped = [], [], 0
+    nulls, tested = [], []
+    for t, (x, y, cal, fit) in enumerate(_per_target(plan, runs, feats)):
         scores = _attack_scores(x, y, cal, int(rng.integers(2**31 - 1)))
+        shown = fit[~cal] < reported
         best, best_cal = "distance", -math.inf
         for name in ATTACK_NAMES:
             pair = scores[name]
@@ -176,29 +247,43 @@ def score_targets(plan: Plan, runs: list[Run], feats: list[np.ndarray],
                 attack_auc[name].append(math.nan)
                 skipped += 1
                 continue
-            attack_auc[name].append(auc(pair[1], y[~cal]))
+            attack_auc[name].append(auc(pair[1][shown], y[~cal][shown]))
             a = auc(pair[0], y[cal])
             if math.isfinite(a) and a > best_cal:
                 best, best_cal = name, a
         selected.append(best)
+        chosen_auc.append(attack_auc[best][-1])
         pair = scores[best]
         assert pair is not None
-        pooled_scores.append(null_z(pair[0], y[cal], pair[1]))
-        pooled_labels.append(y[~cal])
-    s, y_all = np.concatenate(pooled_scores), np.concatenate(pooled_labels)
+        nulls.append(loo_null_z(pair[0], y[cal]))
+        tested.append((np.full((~cal).sum(), t), fit[~cal], y[~cal],
+                       null_z(pair[0], y[cal], pair[1])))
+    null = np.concatenate(nulls)
+    target, fit, member, z = (np.concatenate(parts) for parts in zip(*tested, strict=True))
+    test = TestRuns(target=target, fit=fit, fit_seed=np.array([runs[i].seed for i in fit]),
+                    member=member, z=z,
+                    thresholds={level: calibrated_threshold(null, level)
+                                for level in FPR_LEVELS})
+    kept = test.fit < reported
+    member = member[kept]
     out: dict[str, Any] = {
-        "target_auc": tuple(float(np.nanmax(v)) if np.isfinite(v).any() else math.nan
-                            for v in zip(*attack_auc.values(), strict=True)),
+        "target_auc": tuple(float(a) for a in chosen_auc),
+        "best_attack_auc": tuple(float(np.nanmax(v)) if np.isfinite(v).any() else math.nan
+                                 for v in zip(*attack_auc.values(), strict=True)),
         "attack_auc": {a: tuple(v) for a, v in attack_auc.items()},
         "selected_attack": tuple(selected), "classifier_skipped": skipped,
-        "n_member_runs": int(y_all.sum()), "n_nonmember_runs": int((~y_all).sum()),
+        "n_member_runs": int(member.sum()), "n_nonmember_runs": int((~member).sum()),
+        "n_calibration_nulls": int(null.size),
     }
     for level, tag in ((0.01, "1pct"), (0.1, "10pct")):
-        tp, n_pos, fp, n_neg = tpr_at_fpr(s, y_all, level)
-        out |= {f"tpr_at_{tag}": tp / n_pos, f"tpr_at_{tag}_interval": clopper_pearson(tp, n_pos),
-                f"fpr_at_{tag}": fp / n_neg, f"fpr_at_{tag}_interval": clopper_pearson(fp, n_neg)}
+        r = test.rates(level, kept)
+        out |= {f"tpr_at_{tag}": r["tpr"], f"tpr_at_{tag}_interval": r["tpr_interval"],
+                f"fpr_at_{tag}": r["fpr"], f"fpr_at_{tag}_interval": r["fpr_interval"],
+                f"threshold_{tag}": test.thresholds[level]}
         if tag == "1pct":
-            out |= {"true_positives_1pct": tp, "false_positives_1pct": fp}
+            out |= {"true_positives_1pct": r["tpr_counts"][0],
+                    "false_positives_1pct": r["fpr_counts"][0],
+                    "epsilon_ceiling": epsilon_ceiling(r["tpr_trials"], r["fpr_trials"])}
     out["epsilon_lower_bound"] = epsilon_lower_bound(out["tpr_at_1pct_interval"].low,
                                                      out["fpr_at_1pct_interval"].high)
-    return out
+    return out, test

@@ -1,16 +1,46 @@
 """Statistics of the membership audit (:mod:`risk.audit`): AUC, TPR at a fixed FPR, exact
-binomial intervals, the empirical epsilon lower bound and LiRA's per-target calibration.
+binomial intervals and their clustered form, the threshold fixed on calibration runs, the
+empirical epsilon lower bound and LiRA's per-target calibration.
 
 * **TPR at FPR** (Carlini et al., "Membership inference attacks from first principles", IEEE
-  S&P 2022): of the thresholds at which at most ``floor(fpr * n_negative)`` negatives score
-  above it, the one with the most true positives (then the fewest false positives); a run is
-  called a member when its score is strictly above.
+  S&P 2022): a run is called a member when its score is strictly above the threshold; the
+  threshold is fixed on calibration runs (next item), never on the runs it is scored on.
 * **Clopper-Pearson** (1934): the exact two-sided interval of a binomial proportion,
   ``Beta(a/2; x, n - x + 1)`` and ``Beta(1 - a/2; x + 1, n - x)``.
+* **Threshold fixed on calibration runs** (split conformal prediction: Vovk, Gammerman & Shafer,
+  "Algorithmic learning in a random world", 2005; Lei et al., JASA 2018, eq. 6): with ``n``
+  null scores exchangeable with a new one, the new one exceeds the ``k``-th largest with
+  probability at most ``k / (n + 1)``, so ``k = floor(fpr (n + 1))`` gives a false-positive rate
+  of at most ``fpr`` on fresh runs; its rate given the calibration runs is ``Beta(k, n + 1 -
+  k)``-distributed (the order statistic's coverage, Wilks 1941), which :func:`null_refusal_rate`
+  uses. The null scores are the calibration non-members' leave-one-out standardised scores
+  (:func:`loo_null_z`), so that each is read as a test run's score is, against the others.
+* **Clustered interval** (Korn & Graubard, "Confidence intervals for proportions with small
+  expected number of positive counts estimated from survey data", Survey Methodology 24, 1998;
+  recommended for clustered proportions near 0 by Dean & Pagano, J. Survey Statistics and
+  Methodology 3, 2015): runs of one fit are one cluster (the shared design scores every target
+  on each fit, so its runs are not independent). The ratio ``p = sum y_i / sum m_i`` over
+  clusters (``y_i`` hits of ``m_i`` runs) has the linearised variance ``v = c / (c - 1) sum (y_i -
+  p m_i)^2 / (sum m_i)^2`` over the ``c`` clusters that have runs; the design effect ``d = max(1,
+  v / (p (1 - p) / n))`` (1 when ``p`` is 0 or 1) gives the effective size ``n / d``, shrunk by
+  ``(z_{a/2} / t_{a/2, c - 1})^2`` for the ``c - 1`` degrees of freedom of ``v``, and the
+  Clopper-Pearson interval is taken at the effective size and ``p`` times it (non-integer
+  counts through the beta quantiles). With one run per cluster (the per-target design) it is
+  Clopper-Pearson at ``n c / (c - 1)`` runs, shrunk by the ``t`` factor (both tiny). A
+  percentile bootstrap over clusters is not used: it undercovers for proportions near 0
+  (measured in ``experiments/release_audit/calibration.py``).
 * **Epsilon lower bound** (Jagielski, Ullman & Oprea, "Auditing differentially private machine
   learning", NeurIPS 2020, section 3): a mechanism that is epsilon-DP (delta = 0) admits no
   test with ``TPR > exp(epsilon) FPR``; with the interval bounds, ``epsilon >= ln(TPR_lower /
-  FPR_upper)``, reported as 0 when that is not positive.
+  FPR_upper)``, reported as 0 when that is not positive. This is for ``delta = 0``; an
+  ``(epsilon, delta)``-DP mechanism admits ``TPR <= exp(epsilon) FPR + delta`` (Kairouz, Oh &
+  Viswanath, ICML 2015, Theorem 2.1), so ``epsilon >= ln((TPR_lower - delta) / FPR_upper)``. The
+  game is replace-one (a member table and a non-member table differ in one record replaced);
+  a mechanism that is ``(epsilon, delta)``-DP under add/remove-one is ``(2 epsilon, (1 +
+  exp(epsilon)) delta)``-DP under replace-one (group privacy over two steps), so a claim made
+  for add/remove is compared with the bound against ``2 epsilon``.
+  :func:`epsilon_ceiling` is the largest bound the settings can give: every member run caught,
+  no non-member run.
 * **Per-target calibration** (Carlini et al. 2022, offline LiRA, section IV.C): a target's raw
   attack scores are standardised by a Gaussian fitted to its *non-member* calibration runs, so
   that a score is read as how far it lies in that target's null distribution: one threshold then
@@ -30,6 +60,8 @@ from sklearn.metrics import roc_auc_score
 
 from risk._result import Interval
 
+DEFF_QUANTILES = 20
+
 
 def clopper_pearson(successes: int, n: int, level: float = 0.95) -> Interval:
     """Exact two-sided interval of ``successes / n`` at confidence ``level``."""
@@ -48,26 +80,13 @@ def auc(scores: np.ndarray, labels: np.ndarray) -> float:
     return float(roc_auc_score(labels, scores))
 
 
-def tpr_at_fpr(scores: np.ndarray, labels: np.ndarray, fpr: float) -> tuple[int, int, int, int]:
-    """(true positives, positives, false positives, negatives) at the best threshold that lets
-    at most ``floor(fpr * negatives)`` negatives score strictly above it: the most true
-    positives, and of thresholds with as many, the fewest false positives."""
-    positive = labels.astype(bool)
-    pos, neg = np.sort(scores[positive]), np.sort(scores[~positive])
-    allowed = int(math.floor(fpr * neg.size + 1e-9))
-    thresholds = np.concatenate([[-np.inf], np.unique(scores)])
-    tp = pos.size - np.searchsorted(pos, thresholds, side="right")
-    fp = neg.size - np.searchsorted(neg, thresholds, side="right")
-    ok = fp <= allowed
-    best = np.lexsort((fp[ok], -tp[ok]))[0]
-    return int(tp[ok][best]), int(pos.size), int(fp[ok][best]), int(neg.size)
-
-
-def epsilon_lower_bound(tpr_low: float, fpr_high: float) -> float:
-    """``max(0, ln(tpr_low / fpr_high))`` (Jagielski et al. 2020)."""
-    if tpr_low <= 0.0 or fpr_high <= 0.0:
-        return 0.0 if tpr_low <= 0.0 else math.inf
-    return max(0.0, math.log(tpr_low / fpr_high))
+def epsilon_lower_bound(tpr_low: float, fpr_high: float, delta: float = 0.0) -> float:
+    """``max(0, ln((tpr_low - delta) / fpr_high))`` (Jagielski et al. 2020; ``delta`` as in
+    Kairouz et al. 2015, module docstring)."""
+    gain = tpr_low - delta
+    if gain <= 0.0 or fpr_high <= 0.0:
+        return 0.0 if gain <= 0.0 else math.inf
+    return max(0.0, math.log(gain / fpr_high))
 
 
 def null_z(calibration: np.ndarray, labels: np.ndarray, scores: np.ndarray) -> np.ndarray:
@@ -79,3 +98,127 @@ def null_z(calibration: np.ndarray, labels: np.ndarray, scores: np.ndarray) -> n
     sd = float(null.std(ddof=1)) if null.size > 1 else 0.0
     spread = float(calibration.max() - calibration.min()) if calibration.size else 0.0
     return (scores - float(null.mean())) / max(sd, 1e-3 * spread, 1e-9)
+
+
+def loo_null_z(calibration: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """The calibration non-members' scores, each standardised as :func:`null_z` standardises a
+    test score but by the *other* non-members (leave one out): a non-member's own score would
+    pull the mean towards it and widen the sd, making its z smaller than a fresh run's. Needs
+    at least 2 non-members (with 2, each is standardised by the floor alone)."""
+    null = calibration[~labels.astype(bool)].astype(float)
+    n = null.size
+    spread = float(calibration.max() - calibration.min()) if calibration.size else 0.0
+    floor = max(1e-3 * spread, 1e-9)
+    if n < 2:
+        return np.zeros(0)
+    mean = null.mean()
+    dev = null - mean
+    loo_mean = mean - dev / (n - 1)
+    if n > 2:  # sum of squares without j: SS - dev_j^2 n / (n - 1)
+        loo_ss = np.maximum(float(np.sum(dev**2)) - dev**2 * n / (n - 1), 0.0)
+        loo_sd = np.sqrt(loo_ss / (n - 2))
+    else:
+        loo_sd = np.zeros(n)
+    return (null - loo_mean) / np.maximum(loo_sd, floor)
+
+
+def calibrated_threshold(null: np.ndarray, fpr: float) -> float:
+    """The ``k``-th largest of the ``null`` scores, ``k = floor(fpr (n + 1))`` (module
+    docstring): a fresh null score is strictly above it with probability at most ``fpr``.
+    ``+inf`` (nothing is called a member) when ``k`` is 0."""
+    k = int(math.floor(fpr * (null.size + 1) + 1e-9))
+    if k < 1:
+        return math.inf
+    return float(np.partition(null, null.size - k)[null.size - k])
+
+
+def _effective(hits: np.ndarray, trials: np.ndarray, level: float) -> tuple[float, float]:
+    """(effective successes, effective size) of Korn & Graubard (module docstring)."""
+    n, x = float(trials.sum()), float(hits.sum())
+    used = trials > 0
+    c = int(used.sum())
+    if n == 0:
+        return 0.0, 0.0
+    p = x / n
+    deff = 1.0
+    if 0.0 < p < 1.0 and c > 1:
+        resid = hits[used] - p * trials[used]
+        v = c / (c - 1) * float(np.sum(resid**2)) / n**2
+        deff = max(1.0, v / (p * (1 - p) / n))
+    n_eff = n / deff
+    if c > 1:
+        alpha = 1.0 - level
+        n_eff *= (stats.norm.ppf(1 - alpha / 2) / stats.t.ppf(1 - alpha / 2, c - 1)) ** 2
+    return p * n_eff, n_eff
+
+
+def clustered_interval(hits: np.ndarray, trials: np.ndarray, level: float = 0.95) -> Interval:
+    """Korn & Graubard's interval of ``sum(hits) / sum(trials)`` with one entry per cluster
+    (a shadow fit): ``hits[i]`` of its ``trials[i]`` runs were called members (module
+    docstring)."""
+    hits, trials = np.asarray(hits, dtype=float), np.asarray(trials, dtype=float)
+    x, n = _effective(hits, trials, level)
+    alpha = 1.0 - level
+    if n <= 0:
+        return Interval(0.0, 1.0, level, "Korn-Graubard (clustered by fit)")
+    low = 0.0 if x <= 0 else float(stats.beta.ppf(alpha / 2, x, n - x + 1))
+    high = 1.0 if x >= n else float(stats.beta.ppf(1 - alpha / 2, x + 1, n - x))
+    return Interval(low, high, level, "Korn-Graubard (clustered by fit)")
+
+
+def epsilon_ceiling(member_trials: np.ndarray, nonmember_trials: np.ndarray,
+                    level: float = 0.95, delta: float = 0.0) -> float:
+    """The largest epsilon lower bound these runs can give: every member run caught and no
+    non-member run, each cluster's runs as in :func:`clustered_interval`."""
+    member_trials = np.asarray(member_trials, dtype=float)
+    nonmember_trials = np.asarray(nonmember_trials, dtype=float)
+    tpr = clustered_interval(member_trials, member_trials, level)
+    fpr = clustered_interval(np.zeros_like(nonmember_trials), nonmember_trials, level)
+    return epsilon_lower_bound(tpr.low, fpr.high, delta)
+
+
+def run_counts(targets: int, shadows: int) -> tuple[int, int]:
+    """(member runs at test, non-member runs at calibration) of a game of ``targets`` x
+    ``shadows`` (either design: a quarter of the runs each, the odd ones to calibration)."""
+    return targets * (shadows // 4), targets * (shadows // 2 - shadows // 4)
+
+
+def null_refusal_rate(targets: int, shadows: int, design: str, limit: float, *,
+                      fpr: float = 0.01, level: float = 0.95) -> float:
+    """How often an attack that learns nothing would be refused: the probability that the
+    upper end of the pooled TPR's interval exceeds ``limit``. The threshold's false-positive
+    rate given the calibration runs is ``F ~ Beta(k, n0 + 1 - k)`` (``n0`` calibration
+    non-members, ``k = floor(fpr (n0 + 1))``; module docstring) and, learning nothing, the
+    ``n`` member runs at test are caught as often as non-members: ``Binomial(n, F)``, so the
+    hits are beta-binomial. The interval is :func:`clustered_interval` with the clusters of
+    ``design`` (each run its own in ``"per_target"``; the ``shadows / 2`` test fits in
+    ``"shared"``, whose estimated design effect, with no link between runs, is taken as
+    ``chi2(c - 1) / (c - 1)`` truncated at 1). NaN when the calibration non-members are too
+    few to fix a threshold at ``fpr`` (``k = 0``: fewer than ``1 / fpr - 1``, 99 at 1 %). A
+    model: the audit itself is measured against it in
+    ``experiments/release_audit/calibration.py``."""
+    n, n0 = run_counts(targets, shadows)
+    k = int(math.floor(fpr * (n0 + 1) + 1e-9))
+    if n < 1 or k < 1:  # no threshold at fpr: fewer than 1 / fpr - 1 calibration nulls
+        return math.nan
+    clusters = n if design == "per_target" else shadows // 2
+    alpha = 1.0 - level
+    shrink = (stats.norm.ppf(1 - alpha / 2) / stats.t.ppf(1 - alpha / 2, max(clusters - 1, 1))
+              ) ** 2 if clusters > 1 else 1.0
+    x = np.arange(n + 1)[:, None]
+    if design == "per_target":  # one run per cluster: the linearised variance is p (1 - p) /
+        # (n - 1), so the design effect is n / (n - 1) whenever 0 < x < n
+        deff = np.where((x > 0) & (x < n) & (n > 1), n / max(n - 1, 1), 1.0)
+    else:  # the estimated design effect of independent runs: about chi2(c - 1) / (c - 1),
+        # truncated at 1 as the interval truncates it (20 quantiles, equally weighted)
+        q = (np.arange(DEFF_QUANTILES) + 0.5) / DEFF_QUANTILES
+        draws = stats.chi2.ppf(q, max(clusters - 1, 1)) / max(clusters - 1, 1)
+        deff = np.where((x > 0) & (x < n), np.maximum(1.0, draws)[None, :], 1.0)
+    n_eff = n / deff * shrink
+    x_eff = x / n * n_eff
+    with np.errstate(divide="ignore", invalid="ignore"):
+        upper = np.where(x >= n, 1.0, stats.beta.ppf(1 - alpha / 2, x_eff + 1,
+                                                     np.maximum(n_eff - x_eff, 1e-12)))
+    refused = (upper > limit).mean(axis=1)
+    pmf = stats.betabinom.pmf(np.arange(n + 1), n, k, n0 + 1 - k)
+    return float(np.sum(pmf * refused))

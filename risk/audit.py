@@ -33,16 +33,28 @@ random forest trained on the calibration half of the target's runs over features
 synthetic data around the target (both scores, shares of records within several radii, shares
 matching the target on subsets of its columns: TAPAS' queries, Houssiau et al. 2022).
 
-**Figures.** Each target's runs are split, stratified, into a calibration half and a test half.
-Per target, each attack's AUC on the test half and their maximum. For the pooled figures each
-target uses the attack with the highest AUC on its calibration half, its test scores
-standardised by that target's non-member calibration scores (offline LiRA, so that one threshold
-means about one false-positive rate for every target):
-the pooled TPR at FPR 1 % and 10 % over every target's test runs, with 95 % Clopper-Pearson
-intervals, and the empirical epsilon lower bound ``ln(TPR_lower / FPR_upper)`` at 1 %
-(Jagielski et al. 2020; :mod:`risk._audit_stats`). Nothing of a target's values or position is
-in the result: scores and counts only (:func:`vulnerability` gives the custodian the scores by
-record).
+**Figures.** Each target's runs are split into a calibration half and a test half, by *fit*
+(per target: each target's own runs, stratified by membership; shared: half of the fits
+calibrate every target and the other half test every target, each target in half of each
+half's tables), so that no fit is read on both sides. On the calibration half alone, per
+target: the attack with the highest AUC is chosen, its scores are standardised by the
+non-member calibration scores (offline LiRA, so that one threshold means about one
+false-positive rate for every target), and the threshold of each FPR level (1 % and 10 %) is
+fixed on the calibration non-members' leave-one-out standardised scores pooled over the
+targets (split conformal: a fresh null run exceeds it with probability at most the level).
+On the test half alone: each target's AUC of its chosen attack (``target_auc``; the largest of
+the three attacks' test AUCs is kept as ``best_attack_auc``, a diagnostic biased upwards), and
+the pooled TPR and FPR at the fixed thresholds, with 95 % intervals that count the runs of one
+fit as one cluster (Korn & Graubard 1998: the shared design's runs of one fit move together),
+and the empirical epsilon lower bound ``ln(TPR_lower / FPR_upper)`` at 1 % (Jagielski et al.
+2020; delta = 0, :meth:`MembershipAuditResult.epsilon_at` for another) beside
+``epsilon_ceiling``, the most these settings could show (every member run caught, none of the
+others). :mod:`risk._audit_stats` has the formulas; their coverage and the rate at which a
+generator that leaks nothing is refused were measured by simulation
+(``experiments/release_audit/calibration.py``), and :func:`minimum_targets` gives the
+smallest game whose modelled no-leak refusal rate (:func:`null_refusal_rate`) is within
+2.5 %. Nothing of a target's values or position is in the result: scores and counts only
+(:func:`vulnerability` gives the custodian the scores by record).
 
 Cost: the fits (``targets x shadows`` or ``shadows``), run over ``n_jobs`` processes (joblib;
 ``fit_sample`` must then be picklable by cloudpickle, as a lambda or a function is); the
@@ -64,7 +76,9 @@ import numpy as np
 import pandas as pd
 
 from risk._audit_attacks import RADII, column_subsets, default_bandwidth, log_density
-from risk._audit_game import Plan, plan_runs, play, score_targets
+from risk._audit_game import Plan, TestRuns, plan_runs, play, score_targets
+from risk._audit_stats import epsilon_lower_bound
+from risk._audit_stats import null_refusal_rate as _null_refusal_rate
 from risk._gower_coder import fit_coder, nearest_mean_distance
 from risk._result import Interval, Result
 from risk._validation import (
@@ -73,6 +87,7 @@ from risk._validation import (
     check_column_list,
     check_columns,
     check_frame,
+    check_number,
     check_positive_int,
     column_kinds,
     resolve_seed,
@@ -97,12 +112,17 @@ class MembershipAuditResult(Result):
     """Outcome of :func:`membership_audit` (see the module docstring).
 
     Per target, in order of vulnerability (most exposed first): ``vulnerability`` (mean Gower
-    distance to its ``neighbours`` nearest training records), ``target_auc`` (the largest test
-    AUC of the attacks), ``attack_auc`` (each attack's test AUC; NaN where it could not run),
-    ``selected_attack`` (chosen on the calibration half for the pooled figures). Pooled over
-    the targets' test runs: ``tpr_at_1pct``/``fpr_at_1pct`` and ``..._10pct`` with their
-    Clopper-Pearson intervals, the counts behind them, and ``epsilon_lower_bound`` (at 1 %).
-    ``n_fits`` models were fitted; ``random_state`` is the seed used.
+    distance to its ``neighbours`` nearest training records), ``selected_attack`` (the attack
+    with the best AUC on the target's calibration runs), ``target_auc`` (that attack's AUC on
+    the test runs: the figure to read), ``attack_auc`` (each attack's test AUC; NaN where it
+    could not run) and ``best_attack_auc`` (the largest of them: a diagnostic only, biased
+    upwards by choosing after seeing the test runs). Pooled over the targets' test runs, at
+    the thresholds fixed on the calibration runs (``threshold_1pct``, ``threshold_10pct``, in
+    standardised units, from ``n_calibration_nulls`` calibration non-member runs):
+    ``tpr_at_1pct``/``fpr_at_1pct`` and ``..._10pct`` with intervals clustered by fit (Korn &
+    Graubard), the counts behind them, ``epsilon_lower_bound`` (at 1 %, for delta = 0; see
+    :meth:`epsilon_at`) and ``epsilon_ceiling``, the largest bound these settings could have
+    given. ``n_fits`` models were fitted; ``random_state`` is the seed used.
     """
 
     n_targets: int
@@ -113,6 +133,7 @@ class MembershipAuditResult(Result):
     attacks: tuple[str, ...]
     vulnerability: tuple[float, ...]
     target_auc: tuple[float, ...]
+    best_attack_auc: tuple[float, ...]
     attack_auc: dict[str, tuple[float, ...]]
     selected_attack: tuple[str, ...]
     tpr_at_1pct: float
@@ -123,7 +144,11 @@ class MembershipAuditResult(Result):
     tpr_at_10pct_interval: Interval
     fpr_at_10pct: float
     fpr_at_10pct_interval: Interval
+    threshold_1pct: float
+    threshold_10pct: float
     epsilon_lower_bound: float
+    epsilon_ceiling: float
+    n_calibration_nulls: int
     true_positives_1pct: int
     false_positives_1pct: int
     n_member_runs: int
@@ -142,9 +167,17 @@ class MembershipAuditResult(Result):
 
     @property
     def max_auc(self) -> float:
-        """The largest per-target AUC (the most exposed target's)."""
+        """The largest per-target AUC of the attack chosen on calibration."""
         finite = [a for a in self.target_auc if math.isfinite(a)]
         return max(finite) if finite else math.nan
+
+    def epsilon_at(self, delta: float) -> float:
+        """The epsilon lower bound for an ``(epsilon, delta)`` claim: ``ln((TPR_lower - delta)
+        / FPR_upper)`` at 1 % FPR (Kairouz et al. 2015; :mod:`risk._audit_stats`). The game is
+        replace-one: a claim made for add/remove-one neighbours holds here as ``(2 epsilon,
+        (1 + e^epsilon) delta)``."""
+        return epsilon_lower_bound(self.tpr_at_1pct_interval.low,
+                                   self.fpr_at_1pct_interval.high, delta)
 
 
 def _resolve(train: Any, reference: Any, columns: Sequence[str] | None
@@ -293,13 +326,29 @@ def membership_audit(
         Seed of everything drawn (targets' ties aside, which are broken by position); the seed
         used is in the result.
     """
+    return _audit(train, reference, fit_sample, targets=targets, shadows=shadows,
+                  shadow_size=shadow_size, design=design, columns=columns,
+                  neighbours=neighbours, n_jobs=n_jobs, progress=progress,
+                  random_state=random_state)[0]
+
+
+def _audit(train: pd.DataFrame, reference: pd.DataFrame, fit_sample: FitSample, *,
+           targets: int | Sequence[Any], shadows: int, shadow_size: int | None, design: str,
+           columns: Sequence[str] | None, neighbours: int, n_jobs: int,
+           progress: Callable[[int, int], None] | None, random_state: int | None,
+           truth_shadows: int = 0) -> tuple[MembershipAuditResult, TestRuns]:
+    """:func:`membership_audit`, and every test run's outcome. ``truth_shadows`` more shadow
+    runs per target (drawn from a stream of their own, so the audit's figures are those of the
+    same seed without them) are played as test runs that no figure reads: measured at the
+    thresholds the calibration runs fixed, they give the rates the figures estimate
+    (``experiments/release_audit/calibration.py``)."""
     start = time.perf_counter()
     train, reference, cols, kinds = _resolve(train, reference, columns)
     neighbours, shadows, size = _check_options(
         train, reference, fit_sample, neighbours=neighbours, shadows=shadows,
         shadow_size=shadow_size, design=design, n_jobs=n_jobs, progress=progress)
     seed = resolve_seed(random_state)
-    streams = np.random.SeedSequence(seed).spawn(4)
+    streams = np.random.SeedSequence(seed).spawn(5)
     coder = fit_coder([train, reference], cols, kinds)
     coded_train, coded_ref = coder.transform(train), coder.transform(reference)
     positions, scores, candidates = _targets(train, coded_train, targets, neighbours,
@@ -316,15 +365,81 @@ def membership_audit(
                 subsets=tuple(subsets), bandwidth=bandwidth,
                 log_reference=log_density(coded_targets, coded_ref, bandwidth))
     runs = plan_runs(plan, len(reference), streams[2])
+    reported = len(runs)
+    if truth_shadows:
+        extra = plan_runs(dataclasses.replace(plan, shadows=truth_shadows), len(reference),
+                          streams[4])
+        runs += [dataclasses.replace(run, calibration=False) for run in extra]
     feats = play(plan, runs, fit_sample, train.iloc[positions][cols].reset_index(drop=True),
                  reference[cols].reset_index(drop=True), coder, coded_targets, n_jobs=n_jobs,
                  progress=progress)
-    pooled = score_targets(plan, runs, feats, streams[3])
+    pooled, test = score_targets(plan, runs, feats, streams[3], reported=reported)
     return MembershipAuditResult(
         n_targets=positions.size, n_shadows=shadows, shadow_size=size, design=design,
-        n_fits=len(runs), attacks=ATTACKS,
+        n_fits=reported, attacks=ATTACKS,
         vulnerability=tuple(float(s) for s in scores),
         n_train=len(train), n_reference=len(reference), columns=tuple(cols),
         neighbours=neighbours, bandwidth=bandwidth, radii=RADII, n_subsets=len(subsets),
         candidates=candidates, seconds=time.perf_counter() - start, random_state=seed,
-        **pooled)
+        **pooled), test
+
+
+# The no-leak refusal rate the model may predict for an accepted setting: half of the 5 % the
+# audit must keep, because the audit's own rate is above the model's (the threshold is
+# chosen with the attack on the same calibration runs; the targets' null scores are not
+# exactly exchangeable): measured in experiments/release_audit/results/calibration.md
+NULL_REFUSAL_ALLOWANCE = 0.025
+
+
+def _limit(tpr_limit: Any) -> float:
+    limit = check_number(tpr_limit, "tpr_limit")
+    if not 0.0 < limit <= 1.0:
+        raise RiskInputError(f"`0 < tpr_limit <= 1` must hold, but got tpr_limit={tpr_limit!r}.")
+    return limit
+
+
+def null_refusal_rate(targets: int, shadows: int, *, design: str,
+                      tpr_limit: float = 0.05) -> float:
+    """How often :func:`membership_audit` with these settings would refuse a generator that
+    leaks nothing, refusing when the upper end of the pooled TPR's 95 % interval at 1 % FPR
+    exceeds ``tpr_limit``: the model of :func:`risk._audit_stats.null_refusal_rate` (the
+    threshold's false-positive rate beta-distributed as split conformal prediction makes it,
+    the hits beta-binomial, the interval clustered by fit). NaN when the calibration runs hold
+    too few non-members (``targets x (shadows / 2 - shadows / 4)`` below 99) to fix a threshold
+    at 1 % FPR: such an audit calls no run a member."""
+    targets = check_positive_int(targets, "targets")
+    shadows = check_positive_int(shadows, "shadows", minimum=8, maximum=MAX_SHADOWS)
+    check_choice(design, "design", DESIGNS)
+    return _null_refusal_rate(targets, shadows, design, _limit(tpr_limit))
+
+
+def minimum_targets(shadows: int, *, design: str, tpr_limit: float = 0.05,
+                    allowance: float = NULL_REFUSAL_ALLOWANCE) -> int:
+    """The fewest targets with which ``shadows`` shadow runs fix a threshold at 1 % FPR and
+    keep the modelled no-leak refusal rate (:func:`null_refusal_rate`) within ``allowance``,
+    for that number and the next 10 (the rate is not monotone: a count of hits crosses the
+    limit in steps). Found by doubling, then bisection over numbers whose next 10 pass too."""
+    shadows = check_positive_int(shadows, "shadows", minimum=8, maximum=MAX_SHADOWS)
+    check_choice(design, "design", DESIGNS)
+    limit = _limit(tpr_limit)
+    nulls = shadows // 2 - shadows // 4  # calibration non-members per target
+    ok: dict[int, bool] = {}
+
+    def window(k: int) -> bool:
+        for j in range(k, k + 11):
+            if j not in ok:
+                ok[j] = _null_refusal_rate(j, shadows, design, limit) <= allowance
+            if not ok[j]:
+                return False
+        return True
+
+    low = high = max(1, math.ceil(99 / nulls))
+    while not window(high):
+        low, high = high + 1, 2 * high
+        if high > 10**7:
+            raise RiskInputError(f"no number of targets keeps the no-leak refusal rate within "
+                                 f"{allowance} with shadows={shadows}, tpr_limit={tpr_limit}.")
+    while low < high:
+        mid = (low + high) // 2
+        low, high = (low, mid) if window(mid) else (mid + 1, high)
+    return high

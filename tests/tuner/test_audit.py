@@ -64,9 +64,12 @@ def test_no_trial_reads_the_audit_set(tiny_config):
 
 @pytest.mark.parametrize(("extra", "match"), [
     ("[audit]\nshadows = 9\n", r"audit.shadows must be even and >= 8 .*, got 9"),
-    ("[audit]\ntargets = 2\nshadows = 8\n", r"audit.targets x audit.shadows = 2 x 8 .* every "
-                                            r"release would be refused; make targets x "
-                                            r"shadows at least"),
+    ("[audit]\ntargets = 2\nshadows = 8\n", r"audit.targets = 2 is too few with audit.shadows "
+                                            r"= 8 .* no threshold at 1 % FPR .* the minimum "
+                                            r"is audit.targets = 479"),
+    ("[audit]\ntargets = 10\nshadows = 60\ndesign = \"shared\"\n",
+     r"audit.targets = 10 .* leaks nothing would be refused too often \(modelled: shared 19%.*"
+     r"the minimum is audit.targets = 28 \(targets x shadows = 1,680\)"),
     ("[audit]\ndesign = \"lira\"\n", r"audit.design must be one of"),
     ("[audit]\ntpr_limit = 0.0\n", r"audit.tpr_limit must be in \(0, 1\], got 0.0"),
     ("[audit]\njobs = -1\n", r"audit.jobs must be >= 0"),
@@ -105,6 +108,14 @@ def test_release_carries_the_audit_and_split_json_is_the_owners_alone(tmp_path):
     report = (out / "release" / "report.md").read_text()
     assert "## Release audit: passed" in report and "audit_auc.png" in report
     assert "sealed records" in report
+    # how the design was chosen, the AUC of the attack chosen on calibration, the ceiling of
+    # the epsilon bound and its delta, in the manifest, the summary and the report
+    mem = audit["membership"]
+    assert mem["design"] == "per_target" and mem["design_why"].startswith("audit.design = 'auto'")
+    assert mem["target_auc"] == [mem["attack_auc"][a][t]
+                                 for t, a in enumerate(mem["selected_attack"])]
+    assert "cannot show more than" in audit["summary"] and "delta = 0" in audit["summary"]
+    assert "attack chosen on calibration runs" in report and "delta = 0" in report
     split_file = out / "split.json"
     assert stat.S_IMODE(os.stat(split_file).st_mode) == 0o600
     rows = json.loads(split_file.read_text())
@@ -232,10 +243,12 @@ def test_an_audit_not_required_releases_marked_not_audited(tmp_path):
 
 # ------------------------------------------------------------------------ on Adult
 
-AUDIT = "[audit]\ntargets = 4\nshadows = 40\nshadow_size = 300\njobs = 1\ntpr_limit = 0.3\n"
+# the default decision (tpr_limit = 0.05) at the fewest runs the config accepts with 100
+# shadows (14 targets: risk.audit.minimum_targets); shadow tables of 200 holdout records
+AUDIT = "[audit]\ntargets = 14\nshadows = 100\nshadow_size = 200\njobs = 1\n"
 
 
-def _adult_config(tmp_path, synthesizers, name):
+def _adult_config(tmp_path, synthesizers, name, audit=AUDIT, n_trials=2):
     adult = load_adult()
     sample = adult.sample(3000, random_state=0).reset_index(drop=True)
     sample.to_csv(tmp_path / "adult.csv", index=False)
@@ -246,7 +259,7 @@ population_size = 48842
 [study]
 name = "{name}"
 synthesizers = {json.dumps(list(synthesizers))}
-n_trials = 2
+n_trials = {n_trials}
 seed = 3
 output = "out-{name}"
 {"[space.memoriser]" if "memoriser" in synthesizers else ""}
@@ -255,7 +268,7 @@ output = "out-{name}"
 repeats = 20
 [utility]
 metric = "hellinger"
-{AUDIT}"""
+{audit}"""
     path = tmp_path / f"{name}.toml"
     path.write_text(text)
     return path
@@ -267,26 +280,36 @@ def memoriser():
 
 
 @pytest.mark.slow
-def test_the_audit_refuses_a_planted_leak_the_gate_lets_through(tmp_path, memoriser):
-    tuned = tuner.tune(_adult_config(tmp_path, ["memoriser"], "leak"))
+@pytest.mark.parametrize("design", ["per_target", "shared"])
+def test_the_audit_refuses_a_planted_leak_the_gate_lets_through(tmp_path, memoriser, design):
+    # at the default limit, in both designs: per target, the target is the most isolated
+    # record of its own shadow table and is copied in every member run; shared, each table
+    # holds about 7 of the 14 targets and the memoriser copies one of them
+    tuned = tuner.tune(_adult_config(tmp_path, ["memoriser"], f"leak-{design}",
+                                     AUDIT + f'design = "{design}"\n', n_trials=1))
     frame = tuned.trials_frame()
     assert frame["feasible"].all()  # M, copies, near copies, DCR: every constraint passed
     assert tuned.released_trial is None
     refused = rejected(tuned.optuna_study)
     assert set(refused) == set(frame["number"])
     assert all("membership audit" in why for why in refused.values()), refused
+    assert all(f"{design.replace('_', '-')} game" in why for why in refused.values()), refused
     with pytest.raises(NoFeasibleTrial, match="membership audit"):
         tuned.release()
 
 
 @pytest.mark.slow
 def test_a_gaussian_copula_release_on_adult_passes_the_audit(tmp_path):
-    tuned = tuner.tune(_adult_config(tmp_path, ["gaussian_copula"], "clean"))
+    # the default decision and the default game size (20 targets x 100 shadows), shared
+    audit_keys = '[audit]\nshadow_size = 200\njobs = 1\ndesign = "shared"\n'
+    tuned = tuner.tune(_adult_config(tmp_path, ["gaussian_copula"], "clean", audit_keys))
     assert tuned.released_trial is not None
     audit = _release_audit(tuned.output)
     mem = audit["membership"]
-    assert audit["verdict"] == "passed" and mem["design"] == "per_target"
-    assert mem["tpr_at_1pct_interval"][1] <= 0.3 and mem["fits"] == 160
+    assert audit["verdict"] == "passed" and mem["design"] == "shared"
+    assert mem["tpr_at_1pct_interval"][1] <= 0.05 and mem["fits"] == 100
+    assert mem["epsilon_ceiling"] > mem["epsilon_lower_bound"]
+    assert "design = 'shared'" in mem["design_why"]
     assert audit["audit_set"]["available"] and not audit["audit_set"]["failed"]
 
 

@@ -296,7 +296,12 @@ CONFIG_CASES = [
     ("audit-design-unknown", {"audit.design": "lira"}, ["audit.design", "lira"]),
     ("audit-tpr-limit-above-one", {"audit.tpr_limit": 1.5}, ["audit.tpr_limit", "1.5"]),
     ("audit-limit-unreachable", {"audit.tpr_limit": 0.05},
-     ["audit.targets x audit.shadows", "0.05", "every release would be refused"]),
+     ["audit.targets = 2", "audit.shadows = 8", "0.05", "leaks nothing", "the minimum is "
+      "audit.targets = 479"]),
+    ("audit-below-calibrated-minimum", {"audit.tpr_limit": 0.05, "audit.targets": 10,
+                                        "audit.shadows": 60, "audit.design": "shared"},
+     ["audit.targets = 10", "audit.shadows = 60", "refused too often", "the minimum is "
+      "audit.targets = 28"]),
     ("audit-jobs-negative", {"audit.jobs": -2}, ["audit.jobs", "-2"]),
     ("audit-minutes-zero", {"audit.max_minutes": 0}, ["audit.max_minutes", "0"]),
     ("audit-enabled-string", {"audit.enabled": "yes"}, ["audit.enabled", "yes"]),

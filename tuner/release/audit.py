@@ -15,7 +15,8 @@ no
 Cost is shown before it is paid: one pilot fit is timed and the audit's time estimated for the
 per-target game (``targets x shadows`` fits) and the shared one (``shadows`` fits); with
 ``design = "auto"`` the per-target game runs when it fits in ``max_minutes``, else the shared
-one, else none: then the release stops (``required = true``, exit 3, saying what to change) or
+one (saying so: ``design_why`` in the manifest, the summary and the report), else none: then
+the release stops (``required = true``, exit 3, saying what to change) or
 goes out marked "not audited" (``required = false``). Fits run over ``jobs`` processes (every
 core by default). A finished audit is kept in the study (attribute ``audit:N``), so exporting
 the same trial again does not pay for it twice.
@@ -54,6 +55,9 @@ AUDIT_PREFIX = attrs.AUDIT_PREFIX
 AUDIT_SEED = 13  # the component of the study seed that seeds the audit (design §13)
 DP_FAMILIES = ("mst", "aim")
 NEIGHBOURS = 5  # k of the vulnerability score (Meeus et al. 2023)
+# the audit's statistics (issue 32: thresholds fixed on calibration runs, intervals clustered
+# by fit): an audit kept in a study from before them is not reused
+AUDIT_STATISTICS = 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,6 +88,7 @@ class Plan:
     seconds: float
     pilot_seconds: float
     estimates: dict[str, float]
+    why: str = ""  # how the design was chosen (said in the terminal, the manifest, the report)
 
 
 def _targets(ctx: Context) -> int:
@@ -110,11 +115,18 @@ def plan(ctx: Context, family: ReleasedFamily, size: int, seed: int) -> Plan:
     budget = a.max_minutes * 60.0
     if a.design != "auto":  # the design asked for, within the budget like any other
         design: str | None = a.design if estimates[a.design] <= budget else None
+        why = f"audit.design = {a.design!r}"
     else:
         design = next((d for d in ("per_target", "shared") if estimates[d] <= budget), None)
+        why = ("audit.design = 'auto': the per-target game fits in audit.max_minutes"
+               if design == "per_target" else
+               f"audit.design = 'auto': the per-target game would take about "
+               f"{_minutes(estimates['per_target'])}, more than audit.max_minutes = "
+               f"{a.max_minutes:g}, so the shared game (cheaper, weaker when the targets "
+               f"resemble each other) ran instead")
     fits = 0 if design is None else (k * a.shadows if design == "per_target" else a.shadows)
     seconds = math.nan if design is None else estimates[design]
-    return Plan(design, fits, jobs, seconds, pilot, estimates)
+    return Plan(design, fits, jobs, seconds, pilot, estimates, why)
 
 
 def _minutes(seconds: float) -> str:
@@ -125,8 +137,8 @@ def _key(ctx: Context, best: optuna.trial.FrozenTrial, design: str) -> str:
     """What an audit's result depends on: the trial's data, the settings, the split."""
     a = ctx.cfg.audit
     text = json.dumps([best.user_attrs.get(attrs.DATA_SHA256), a.targets, a.shadows, a.shadow_size,
-                       design, ctx.fingerprint, ctx.split_record(), ctx.cfg.study.seed],
-                      default=str)
+                       design, ctx.fingerprint, ctx.split_record(), ctx.cfg.study.seed,
+                       AUDIT_STATISTICS], default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -167,7 +179,8 @@ def _membership(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTria
           f"training records x {a.shadows} shadow tables of {size:,} holdout records, "
           f"{chosen.design.replace('_', ' ')} design: {chosen.fits:,} fits over "
           f"{min(chosen.jobs, chosen.fits)} process(es); about {_minutes(chosen.seconds)} "
-          f"(one fit took {chosen.pilot_seconds:.2f} s)", flush=True)
+          f"(one fit took {chosen.pilot_seconds:.2f} s); design chosen by {chosen.why}",
+          flush=True)
     # off with --no-progress, and where the output is not a terminal (a log file)
     bar = tqdm(total=chosen.fits, desc="audit fits", unit="fit", dynamic_ncols=True,
                disable=None if ctx.progress else True)
@@ -186,7 +199,7 @@ def _membership(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTria
         bar.close()
     out = _figures(res) | {"ran": True, "estimated_seconds": chosen.seconds,
                            "pilot_fit_seconds": chosen.pilot_seconds,
-                           "jobs": min(chosen.jobs, chosen.fits)}
+                           "jobs": min(chosen.jobs, chosen.fits), "design_why": chosen.why}
     study.set_user_attr(f"{AUDIT_PREFIX}{best.number}", {
         "key": _key(ctx, best, chosen.design), "membership": out,
         "when": time.strftime("%Y-%m-%d %H:%M:%S")})
@@ -200,20 +213,33 @@ def _figures(res: risk.MembershipAuditResult) -> dict[str, Any]:
         "design": res.design, "targets": res.n_targets, "shadows": res.n_shadows,
         "shadow_size": res.shadow_size, "fits": res.n_fits, "attacks": list(res.attacks),
         "target_auc": [float(x) for x in res.target_auc],
+        "best_attack_auc": [float(x) for x in res.best_attack_auc],
         "attack_auc": {k: [float(x) for x in v] for k, v in res.attack_auc.items()},
         "selected_attack": list(res.selected_attack), "vulnerability": list(res.vulnerability),
         "max_auc": res.max_auc, "median_auc": float(np.nanmedian(res.target_auc)),
         "tpr_at_1pct": res.tpr_at_1pct, "tpr_at_1pct_interval": [ci.low, ci.high],
         "fpr_at_1pct": res.fpr_at_1pct,
+        "fpr_at_1pct_interval": [res.fpr_at_1pct_interval.low, res.fpr_at_1pct_interval.high],
+        "interval_method": ci.method, "calibration_nulls": res.n_calibration_nulls,
         "tpr_at_10pct": res.tpr_at_10pct,
         "tpr_at_10pct_interval": [res.tpr_at_10pct_interval.low,
                                   res.tpr_at_10pct_interval.high],
         "fpr_at_10pct": res.fpr_at_10pct, "epsilon_lower_bound": res.epsilon_lower_bound,
+        "epsilon_ceiling": res.epsilon_ceiling, "epsilon_delta": 0.0,
         "member_runs": res.n_member_runs, "nonmember_runs": res.n_nonmember_runs,
         "classifier_skipped": res.classifier_skipped, "seconds": res.seconds,
         "seed": res.random_state, "auxiliary_records": res.n_reference,
         "bandwidth": res.bandwidth,
     }
+
+
+def _design_said(mem: dict[str, Any]) -> str:
+    """The design, and why it ran when ``auto`` fell back to the shared game."""
+    design = f"{mem['design'].replace('_', '-')} game"
+    why = mem.get("design_why", "")
+    if why.startswith("audit.design = 'auto'") and mem["design"] == "shared":
+        return f"{design}, because the per-target game would exceed audit.max_minutes"
+    return design
 
 
 def _summary(verdict: str, check: dict[str, Any], mem: dict[str, Any], limit: float) -> str:
@@ -223,9 +249,11 @@ def _summary(verdict: str, check: dict[str, Any], mem: dict[str, Any], limit: fl
         parts.append(
             f"an intruder who knows the generator detected the {mem['targets']} most exposed "
             f"people in {mem['tpr_at_1pct']:.1%} of the shadow releases trained on them, at a "
-            f"1% false-positive rate (95% interval "
-            f"{lo:.1%}-{hi:.1%}; limit {limit:.0%}); best per-target AUC "
-            f"{mem['max_auc']:.2f}, empirical epsilon >= {mem['epsilon_lower_bound']:.2f}")
+            f"1% false-positive rate fixed on other shadow releases (95% interval "
+            f"{lo:.1%}-{hi:.1%}; limit {limit:.0%}); largest per-target AUC "
+            f"{mem['max_auc']:.2f}; empirical epsilon >= {mem['epsilon_lower_bound']:.2f} "
+            f"(delta = 0; these settings cannot show more than "
+            f"{mem.get('epsilon_ceiling', math.nan):.2f}); {_design_said(mem)}")
     elif mem.get("partial") and check.get("identification"):
         ident = check["identification"]
         members, others = ident["members"], ident["non_members"]
@@ -280,8 +308,9 @@ def release_audit(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTr
             f"membership audit: an intruder who knows the generator reaches a pooled TPR of "
             f"{mem['tpr_at_1pct']:.3f} at 1% FPR on the {mem['targets']} most vulnerable "
             f"training records (95% interval {lo:.3f}-{hi:.3f}: its upper end is above "
-            f"audit.tpr_limit = {a.tpr_limit}); best per-target AUC {mem['max_auc']:.2f}, "
-            f"epsilon >= {mem['epsilon_lower_bound']:.2f}")
+            f"audit.tpr_limit = {a.tpr_limit}); largest per-target AUC {mem['max_auc']:.2f}, "
+            f"epsilon >= {mem['epsilon_lower_bound']:.2f} (delta = 0), "
+            f"{_design_said(mem)}")
     # in partial synthesis the audit is the sealed set's check (identification risk included)
     audited = mem.get("ran") or (mem.get("partial") and check.get("available"))
     verdict = "passed" if audited else "not audited"
@@ -295,7 +324,11 @@ def release_audit(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTr
                      "auxiliary_records": len(ctx.split.holdout)},
     }
     if ev.synthesizer in DP_FAMILIES and "epsilon" in ev.params:
+        # the claim is for add/remove-one neighbours (tuner.synthesis.dp); the game replaces
+        # one record, where group privacy makes it (2 epsilon, (1 + e^epsilon) delta)
         out["claimed_epsilon"] = float(ev.params["epsilon"])
+        out["claimed_neighbours"] = "add/remove one record"
+        out["claimed_epsilon_in_game"] = 2.0 * float(ev.params["epsilon"])
     return out
 
 
