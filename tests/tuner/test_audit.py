@@ -230,6 +230,7 @@ def test_a_trial_that_cannot_be_audited_in_time_is_passed_over_never_a_stop(
     tuner.load(path).release()
     assert "trial 0, passed over" in capsys.readouterr().out
     assert 0 not in rejected(tuner.load(path).optuna_study)
+    assert client.get_run(run.info.run_id).data.tags["release_refused"] == ""
 
 
 def test_an_audit_not_required_releases_marked_not_audited(tmp_path):

@@ -3,6 +3,7 @@ audit gives the very figures it gives on this machine's processes, for the same 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 
 import pytest
@@ -14,6 +15,7 @@ from tuner.release.audit import ReleasedFamily
 from tuner.release.audit_backend import check_reachable, running
 
 pytest.importorskip("distributed")
+from distributed import get_task_stream  # noqa: E402
 
 
 @pytest.mark.slow
@@ -26,8 +28,12 @@ def test_a_dask_cluster_gives_the_local_figures():
     for backend in ("local", "dask"):
         with running(AuditConfig(backend=backend), 2) as jobs:
             assert jobs == 2  # two processes here, or the local cluster's two workers
-            results[backend] = risk.membership_audit(parts.train, parts.holdout, family,
-                                                     n_jobs=jobs, **kwargs)
+            with contextlib.ExitStack() as stack:
+                tasks = stack.enter_context(get_task_stream()) if backend == "dask" else None
+                results[backend] = risk.membership_audit(parts.train, parts.holdout, family,
+                                                         n_jobs=jobs, **kwargs)
+            if tasks is not None:  # the refits really ran on the cluster's workers
+                assert len(tasks.data) >= 1  # joblib may batch several fits into one task
     local, dask = (dataclasses.asdict(results[b]) for b in ("local", "dask"))
     for key in ("seconds",):  # wall time is the one figure that may differ
         local.pop(key), dask.pop(key)

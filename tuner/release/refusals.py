@@ -29,8 +29,9 @@ def explain_infeasible(study: optuna.Study) -> str:
     refused = rejected(study)
     if refused:
         lines[0] = (f"No releasable trial among {len(frame)} finished ({len(complete)} "
-                    f"completed): {len(refused)} feasible one(s) failed when scored in full "
-                    "at release.")
+                    f"completed): {len(refused)} feasible one(s) refused at release (failed "
+                    "when scored in full, on records no trial saw or in the membership "
+                    "audit, or passed over because their audit could not run in time).")
         lines += [f"  trial {n}: {why}" for n, why in sorted(refused.items())]
         if len(complete) and complete["feasible"].sum() == len(refused):
             lines.append(_refusal_advice(refused.values()))
@@ -110,6 +111,10 @@ def revive_over_budget(ctx: Context, study: optuna.Study) -> None:
             number = key[len(OVER_BUDGET_PREFIX):]
             study.set_user_attr(f"{REJECTED_PREFIX}{number}", "")
             study.set_user_attr(key, None)
+            trial = next((t for t in study.get_trials(deepcopy=False)
+                          if str(t.number) == number), None)
+            if trial is not None:
+                tag_refused(ctx, trial, "")  # no longer refused: its run says so too
             changed = ", ".join(f"{k} = {now.get(k)!r}" for k in now
                                 if not isinstance(then, dict) or then.get(k) != now.get(k))
             print(f"release: trial {number}, passed over when its audit did not fit, is a "
@@ -117,8 +122,8 @@ def revive_over_budget(ctx: Context, study: optuna.Study) -> None:
 
 
 def tag_refused(ctx: Context, trial: optuna.trial.FrozenTrial, why: str) -> None:
-    """The refused trial's MLflow run says why it was not released (best effort: the refusal
-    is already in the study)."""
+    """The refused trial's MLflow run says why it was not released ("": a candidate again;
+    best effort: the refusal is already in the study)."""
     run_id = trial.user_attrs.get(attrs.MLFLOW_RUN_ID)
     if not run_id:
         return
