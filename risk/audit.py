@@ -77,8 +77,12 @@ import pandas as pd
 
 from risk._audit_attacks import RADII, column_subsets, default_bandwidth, log_density
 from risk._audit_game import Plan, TestRuns, plan_runs, play, score_targets
+from risk._audit_model import DESIGNS as DESIGNS
+from risk._audit_model import MAX_SHADOWS as MAX_SHADOWS
+from risk._audit_model import NULL_REFUSAL_ALLOWANCE as NULL_REFUSAL_ALLOWANCE
+from risk._audit_model import minimum_targets as minimum_targets
+from risk._audit_model import null_refusal_rate as null_refusal_rate
 from risk._audit_stats import epsilon_lower_bound
-from risk._audit_stats import null_refusal_rate as _null_refusal_rate
 from risk._gower_coder import fit_coder, nearest_mean_distance
 from risk._result import Interval, Result
 from risk._validation import (
@@ -87,7 +91,6 @@ from risk._validation import (
     check_column_list,
     check_columns,
     check_frame,
-    check_number,
     check_positive_int,
     column_kinds,
     resolve_seed,
@@ -95,16 +98,12 @@ from risk._validation import (
 )
 
 ATTACKS = ("distance", "domias", "classifier")
-DESIGNS = ("per_target", "shared")
 FPR_LEVELS = (0.01, 0.1)
 MAX_CANDIDATES = 50_000
 SHADOW_SIZE = 1_000
 
 FitSample = Callable[[pd.DataFrame, int], pd.DataFrame]
 
-# each shadow run is one fit of the generator: a million is past any budget, and numpy's
-# arrays of run labels would not hold many more
-MAX_SHADOWS = 1_000_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -382,64 +381,3 @@ def _audit(train: pd.DataFrame, reference: pd.DataFrame, fit_sample: FitSample, 
         neighbours=neighbours, bandwidth=bandwidth, radii=RADII, n_subsets=len(subsets),
         candidates=candidates, seconds=time.perf_counter() - start, random_state=seed,
         **pooled), test
-
-
-# The no-leak refusal rate the model may predict for an accepted setting: half of the 5 % the
-# audit must keep, because the audit's own rate is above the model's (the threshold is
-# chosen with the attack on the same calibration runs; the targets' null scores are not
-# exactly exchangeable): measured in experiments/release_audit/results/calibration.md
-NULL_REFUSAL_ALLOWANCE = 0.025
-
-
-def _limit(tpr_limit: Any) -> float:
-    limit = check_number(tpr_limit, "tpr_limit")
-    if not 0.0 < limit <= 1.0:
-        raise RiskInputError(f"`0 < tpr_limit <= 1` must hold, but got tpr_limit={tpr_limit!r}.")
-    return limit
-
-
-def null_refusal_rate(targets: int, shadows: int, *, design: str,
-                      tpr_limit: float = 0.05) -> float:
-    """How often :func:`membership_audit` with these settings would refuse a generator that
-    leaks nothing, refusing when the upper end of the pooled TPR's 95 % interval at 1 % FPR
-    exceeds ``tpr_limit``: the model of :func:`risk._audit_stats.null_refusal_rate` (the
-    threshold's false-positive rate beta-distributed as split conformal prediction makes it,
-    the hits beta-binomial, the interval clustered by fit). NaN when the calibration runs hold
-    too few non-members (``targets x (shadows / 2 - shadows / 4)`` below 99) to fix a threshold
-    at 1 % FPR: such an audit calls no run a member."""
-    targets = check_positive_int(targets, "targets")
-    shadows = check_positive_int(shadows, "shadows", minimum=8, maximum=MAX_SHADOWS)
-    check_choice(design, "design", DESIGNS)
-    return _null_refusal_rate(targets, shadows, design, _limit(tpr_limit))
-
-
-def minimum_targets(shadows: int, *, design: str, tpr_limit: float = 0.05,
-                    allowance: float = NULL_REFUSAL_ALLOWANCE) -> int:
-    """The fewest targets with which ``shadows`` shadow runs fix a threshold at 1 % FPR and
-    keep the modelled no-leak refusal rate (:func:`null_refusal_rate`) within ``allowance``,
-    for that number and the next 10 (the rate is not monotone: a count of hits crosses the
-    limit in steps). Found by doubling, then bisection over numbers whose next 10 pass too."""
-    shadows = check_positive_int(shadows, "shadows", minimum=8, maximum=MAX_SHADOWS)
-    check_choice(design, "design", DESIGNS)
-    limit = _limit(tpr_limit)
-    nulls = shadows // 2 - shadows // 4  # calibration non-members per target
-    ok: dict[int, bool] = {}
-
-    def window(k: int) -> bool:
-        for j in range(k, k + 11):
-            if j not in ok:
-                ok[j] = _null_refusal_rate(j, shadows, design, limit) <= allowance
-            if not ok[j]:
-                return False
-        return True
-
-    low = high = max(1, math.ceil(99 / nulls))
-    while not window(high):
-        low, high = high + 1, 2 * high
-        if high > 10**7:
-            raise RiskInputError(f"no number of targets keeps the no-leak refusal rate within "
-                                 f"{allowance} with shadows={shadows}, tpr_limit={tpr_limit}.")
-    while low < high:
-        mid = (low + high) // 2
-        low, high = (low, mid) if window(mid) else (mid + 1, high)
-    return high

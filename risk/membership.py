@@ -30,6 +30,10 @@ import numpy as np
 import pandas as pd
 
 from risk._encode import DEFAULT_NUMERIC_BINS, encode
+from risk._f1 import _relative
+from risk._f1 import naive_f1 as naive_f1
+from risk._f1 import relative_f1 as relative_f1
+from risk._f1 import scores_from_counts as scores_from_counts
 from risk._membership_interval import CI_METHOD, effective_holdout, interval_from_rates
 from risk._membership_interval import f1_from_rates as f1_from_rates
 from risk._neighbors import min_hamming
@@ -45,7 +49,7 @@ from risk._partition import (
     split_farther,
 )
 from risk._renamed import renamed_arguments, renamed_field
-from risk._result import Interval, Result, percentile_interval, safe_ratio
+from risk._result import Interval, Result, percentile_interval
 from risk._validation import (
     RiskInputError,
     check_column_list,
@@ -161,65 +165,6 @@ class MembershipResult(Result):
             stacklevel=2,
         )
         return self.m_spread
-
-
-def naive_f1(sampling_fraction: float) -> float:
-    """F1 of the adversary who calls everyone a member: precision t, recall 1 (design §3, step 6).
-
-    ``0 < sampling_fraction < 1`` (a Python or numpy number).
-    """
-    t = check_fraction(sampling_fraction, "sampling_fraction")
-    return 2.0 * t / (1.0 + t)
-
-
-def relative_f1(f1: np.ndarray | float, sampling_fraction: float) -> np.ndarray:
-    """``M = (F1 - F_naive) / (1 - F_naive)`` (El Emam et al. 2022; design §3, step 6).
-
-    ``f1``: one F1 or an array of them, each in [0, 1]; ``0 < sampling_fraction < 1``.
-    """
-    return _relative(_check_f1(f1), check_fraction(sampling_fraction, "sampling_fraction"))
-
-
-def _relative(f1: np.ndarray, t: float) -> np.ndarray:
-    f_naive = 2.0 * t / (1.0 + t)
-    return (f1 - f_naive) / (1.0 - f_naive)
-
-
-def _check_f1(f1: object) -> np.ndarray:
-    if isinstance(f1, (bool, np.bool_, str, bytes)) or f1 is None:
-        raise TypeError(f"`f1` must be a number or an array of numbers, but got {f1!r}.")
-    try:
-        values = np.asarray(f1, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"`f1` must be a number or an array of numbers, but got {f1!r}."
-        ) from None
-    bad = ~((values >= 0.0) & (values <= 1.0))  # NaN is bad too
-    if bad.any():
-        raise RiskInputError(
-            f"`0 <= f1 <= 1` must hold for every F1, but got {values[bad][:5].tolist()!r}"
-            f"{' ...' if bad.sum() > 5 else ''}."
-        )
-    return values
-
-
-def scores_from_counts(
-    member_counts: np.ndarray, nonmember_counts: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Precision, recall and F1 for every threshold h from per-distance counts.
-
-    ``member_counts[..., d]`` is the number of attacked members whose nearest synthetic record
-    is at distance d (likewise for non-members). Predicting "member" iff distance <= h gives
-    TP(h) = cumsum(member_counts)[h] and FP(h) = cumsum(nonmember_counts)[h]. Each ratio is 0
-    when its denominator is 0 (design §3, step 5). Shapes: (..., p + 1) in and out.
-    """
-    tp = np.cumsum(member_counts, axis=-1, dtype=float)
-    fp = np.cumsum(nonmember_counts, axis=-1, dtype=float)
-    members = member_counts.sum(axis=-1, keepdims=True).astype(float)
-    precision = safe_ratio(tp, tp + fp)
-    recall = safe_ratio(tp, np.broadcast_to(members, tp.shape))
-    f1 = safe_ratio(2.0 * precision * recall, precision + recall)
-    return precision, recall, f1
 
 
 def _resolve_qis(

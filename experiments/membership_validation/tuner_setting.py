@@ -1,44 +1,17 @@
-"""Does M hold where the tuner uses it? (issue #18)
+"""Does M hold where the tuner uses it? (issues #18 and #34)
 
-``validate.py`` checks the partition estimate against the truth for a model *refitted on the
-whole sample*. The tuner does something else: it splits the custodian's table once, fits on the
-training part only, releases exactly that model's synthetic data (after the gate has removed
-replicated uniques) and computes M with ``t = n_train / N``, the holdout being part of the same
-table. This experiment validates that setting, trial by trial.
-
-Population: UCI Adult (adult.data + adult.test, N = 48,842 people). For every sampling fraction
-n/N, seed and synthesiser setting:
-
-* **The trial, exactly as the tuner runs it.** Draw the custodian's sample of n = round(f N)
-  people. Split it with :func:`tuner.data.split` (``train_fraction`` 0.5, the tuner's default)
-  at the study's split seed ``derive(study_seed, 0)`` (:func:`tuner.search.context.prepare`);
-  fit on the training part with :func:`tuner.synthesis.synthesizers.synthesize` at the trial's seed
-  ``derive(study_seed, 2, trial_number)`` (:mod:`tuner.search.objective`), sampling ``n_train``
-  records; apply the gate's default policy (replicated uniques removed) and compute the
-  measures through the tuner's own registry (:data:`tuner.measures.MEASURES`: ``membership`` with
-  ``population_size = N``, so ``t = n_train / N``; ``copies``; ``dcr``; ``disclosure`` for
-  synthpop's repU), each from a :class:`tuner.measures.Inputs` built as
-  :func:`tuner.scoring.evaluation.score` builds it. Hamming thresholds h = 0 (the tuner's default)
-  and h = 2; quasi-identifiers every column (the tuner's default) and, to map where M goes blind,
-  synthpop's six keys (age, workclass, education, marital_status, race, sex).
-* **The truth** for the released data: ``validate.ground_truth``'s attack on the population,
-  non-members drawn from outside the sample (:func:`tuner_truth.true_attack`).
-
-Settings: every family of :data:`tuner.synthesis.families.SYNTHESIZERS` (CART at
-``min_samples_leaf`` 1, 2 and its default 5; the neural ones at 30 epochs, batch 500, on
-``--heavy-seeds`` seeds and n/N <= 0.15 only: at n/N = 0.5 one CTGAN fit takes 3 minutes on 2
-shared cores) and four copiers (:func:`tuner_truth.copier`): ``copy``, ``nearcopy``,
-``copy10``, ``nearcopy10``.
-
-Every seed derives from one base seed (``--seed``, default 2022) through
-:func:`tuner.seeding.derive`. Run from the repository root (``../shared/data`` beside it)::
+The tuner splits the custodian's table once, fits on the training part only, releases exactly
+that model's synthetic data (replicated uniques removed) and computes M with t = n_train / N.
+This experiment validates that setting trial by trial on UCI Adult (N = 48,842): each trial is
+made as the tuner makes it with public seeds (``study.public_seed``: the split at
+``derive(study_seed, 0)``, the fit at ``derive(study_seed, 2, trial_number)``, the measures
+through :data:`tuner.measures.MEASURES`), and compared with the truth of the released data on
+the population (:func:`tuner_truth.true_attack`), with M's confidence interval and whether it
+covers (:mod:`experiments.membership_validation.tuner_interval`). Design, settings, commands
+and results: ``experiments/membership_validation/README.md`` ("In the tuner's own setting")::
 
     python -m experiments.membership_validation.tuner_setting           # full grid, resumes
     python -m experiments.membership_validation.tuner_setting --smoke   # CI size, < 60 s
-
-Results: ``results/tuner_setting.csv`` (one row per fraction, synthesiser, seed,
-quasi-identifier set and h; appended per setting, so an interrupted run resumes),
-``results/tuner_setting.md`` (the summary tables) and ``results/tuner_setting_*.png``.
 """
 
 from __future__ import annotations
@@ -58,6 +31,11 @@ import numpy as np
 import pandas as pd
 
 import risk
+from experiments.membership_validation.tuner_interval import (
+    interval_columns,
+    rescore,
+    same_bins_columns,
+)
 from experiments.membership_validation.tuner_truth import (
     KEYS,
     TARGET,
@@ -71,8 +49,7 @@ from experiments.membership_validation.tuner_truth import (
     true_attack,
 )
 from experiments.reporting import append_rows
-from risk._membership_interval import interval_from_rates
-from risk.membership import DEFAULT_ATTACK_CAP, f1_from_rates
+from risk.membership import DEFAULT_ATTACK_CAP
 from tuner import measures
 from tuner.data import split
 from tuner.measures import remove_replicated_uniques
@@ -85,10 +62,6 @@ CSV_NAME = "tuner_setting.csv"
 COLUMNS = ("sample_fraction", "synthesizer", "hamming_threshold", "f1_estimate", "f1_true",
            "m_estimate", "m_true", "abs_error", "decision_agrees")
 KEY = ["synthesizer", "sample_fraction", "seed"]
-INTERVAL_COLUMNS = ("m_ci_low", "m_ci_high", "m_ci_level", "ci_covers", "ci_covers_limit",
-                    "f1_ci_low", "f1_ci_high", "upper_decision_agrees", "member_match_rate",
-                    "holdout_match_rate", "effective_holdout", "true_member_rate",
-                    "true_nonmember_rate", "m_true_limit")
 ACCEPTABLE_M = risk.ACCEPTABLE_M  # 0.2
 QI_SETS: Mapping[str, tuple[str, ...] | None] = {"all": None, "keys6": KEYS}
 
@@ -212,73 +185,6 @@ def copy_ceiling(unit: Unit, inputs: measures.Inputs, qi_name: str, h: int) -> f
         copy = trial_membership(inputs, unit.split.train, QI_SETS[qi_name], h)
         unit.ceilings[qi_name, h] = copy.m
     return unit.ceilings[qi_name, h]
-
-
-def interval_columns(est: risk.MembershipResult | None, truth: Truth | None, h: int,
-                     t: float) -> dict[str, Any]:
-    """The trial's confidence interval of M (design §3.2) against the truth: its ends, whether it
-    covers the true M, the decision on its upper end, and the matched shares behind both (the
-    truth's ``m_true_limit`` is the F1(r, f) limit of its own shares: the truth without its
-    attack-set noise)."""
-    if est is None or truth is None:
-        return dict.fromkeys(INTERVAL_COLUMNS, np.nan)
-    m_true = float(risk.relative_f1(float(truth.f1[h]), t))
-    limit = float(risk.relative_f1(float(f1_from_rates(truth.member_rate[h],
-                                                       truth.nonmember_rate[h], t)), t))
-    return {
-        "m_ci_low": est.m_ci.low, "m_ci_high": est.m_ci.high, "m_ci_level": est.m_ci.level,
-        "ci_covers": bool(est.m_ci.low <= m_true <= est.m_ci.high),
-        "ci_covers_limit": bool(est.m_ci.low <= limit <= est.m_ci.high),
-        "f1_ci_low": est.f1_ci.low, "f1_ci_high": est.f1_ci.high,
-        "upper_decision_agrees": (est.m_ci.high <= ACCEPTABLE_M) == (m_true <= ACCEPTABLE_M),
-        "member_match_rate": est.member_match_rate,
-        "holdout_match_rate": est.holdout_match_rate,
-        "effective_holdout": est.effective_holdout,
-        "true_member_rate": float(truth.member_rate[h]),
-        "true_nonmember_rate": float(truth.nonmember_rate[h]),
-        "m_true_limit": limit,
-    }
-
-
-def rescore(frame: pd.DataFrame) -> pd.DataFrame:
-    """The interval columns of ``frame`` recomputed with the current library from the stored
-    shares, sizes and trial seeds (:func:`risk._membership_interval.interval_from_rates`, what
-    ``membership_disclosure`` itself calls: the same numbers as a fresh run), coverage flags
-    and the upper-end decision with them. For a change of the interval alone: the distances,
-    fits and truths are not recomputed."""
-    out = frame.copy()
-    ok = out["m_ci_low"].notna() & out["member_match_rate"].notna()
-    repeats = risk_options(0)["repeats"]  # the trial's R (the tuner's default)
-    for i in out.index[ok]:
-        row = out.loc[i]
-        t = row["n_train"] / row["population_size"]
-        low, high = interval_from_rates(
-            float(row["member_match_rate"]), float(row["holdout_match_rate"]),
-            n_train=int(row["n_train"]), n_holdout=int(row["n_holdout"]),
-            population_size=int(row["population_size"]), sampling_fraction=t,
-            repeats=repeats, level=float(row["m_ci_level"]), seed=int(row["trial_seed"]))
-        m_low, m_high = (float(risk.relative_f1(v, t)) for v in (low, high))
-        out.loc[i, ["f1_ci_low", "f1_ci_high", "m_ci_low", "m_ci_high"]] = [
-            low, high, m_low, m_high]
-        out.loc[i, "ci_covers"] = bool(m_low <= row["m_true"] <= m_high)
-        out.loc[i, "ci_covers_limit"] = bool(m_low <= row["m_true_limit"] <= m_high)
-        out.loc[i, "ci_covers_trial_bins"] = bool(m_low <= row["m_true_trial_bins"] <= m_high)
-        out.loc[i, "upper_decision_agrees"] = ((m_high <= ACCEPTABLE_M)
-                                               == (row["m_true"] <= ACCEPTABLE_M))
-    return out
-
-
-def same_bins_columns(est: risk.MembershipResult | None, truth: Truth | None, h: int,
-                      t: float) -> dict[str, Any]:
-    """The true M of the trial's own attack (its bin edges: :func:`true_attack` with
-    ``trial_bins``), and whether the interval covers it."""
-    if est is None or truth is None:
-        return dict.fromkeys(("m_true_trial_bins", "ci_covers_trial_bins",
-                              "true_nonmember_rate_trial_bins"), np.nan)
-    m = float(risk.relative_f1(float(truth.f1[h]), t))
-    return {"m_true_trial_bins": m,
-            "ci_covers_trial_bins": bool(est.m_ci.low <= m <= est.m_ci.high),
-            "true_nonmember_rate_trial_bins": float(truth.nonmember_rate[h])}
 
 
 def one_setting(unit: Unit, label: str, *, threads: int = 1) -> list[dict[str, Any]]:

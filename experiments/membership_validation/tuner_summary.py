@@ -21,62 +21,15 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
+from experiments.membership_validation.tuner_plots import error_plot, region_plot, scatter
+from experiments.membership_validation.tuner_verdicts import (
+    ACCEPTABLE_M,
+    _flag,
+    _order,
+    with_verdicts,
+)
 from experiments.reporting import markdown_table
-from tuner.plots import save_figure
-
-ACCEPTABLE_M = 0.2
-COPY_LIMIT = 0.05  # the tuner's defaults (tuner.measures.gate)
-DCR_LIMIT = 0.1
-MIN_MEMBERS = 20
-# the settings of tuner_setting.SETTINGS that copy training records (copy_rate > 0); named
-# here because tuner_setting imports this module
-COPIERS = ("copy", "nearcopy", "copy10", "nearcopy10")
-
-
-def _order(frame: pd.DataFrame) -> list[str]:
-    return list(dict.fromkeys(frame["synthesizer"]))
-
-
-def _color(i: int) -> str:
-    """Ten distinct colours, then black (the settings beyond ten are drawn dashed/starred)."""
-    return f"C{i}" if i < 10 else "black"
-
-
-def _flag(series: pd.Series) -> pd.Series:
-    """A bool column read back from CSV (True/False/NaN) as floats 1/0/NaN."""
-    return series.map({True: 1.0, False: 0.0, "True": 1.0, "False": 0.0}).astype(float)
-
-
-def with_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
-    """Add the tuner's verdict on each row, and which check fails it."""
-    out = frame.copy()
-    usable = out["status"].eq("ok")
-    out["usable"] = usable
-    out["m_passes"] = usable & (out["m_estimate"] <= ACCEPTABLE_M)
-    out["copies_fail"] = out["copies_difference"] > COPY_LIMIT
-    out["dcr_fail"] = out["dcr_excess"] > DCR_LIMIT
-    out["gate_fails"] = out["copies_fail"] | out["dcr_fail"]
-    out["released"] = out["m_passes"] & ~out["gate_fails"]
-    # a proposed addition: exact copies read on M's own encoding (binned quasi-identifiers)
-    # on every column (as the gate's copies), whatever quasi-identifiers M used
-    key = ["synthesizer", "sample_fraction", "seed"]
-    on_all = out[out["quasi_identifiers"].eq("all")].drop_duplicates(key).set_index(key)
-    binned = (out.set_index(key).index.map(on_all["binned_copies_difference"])
-              if len(on_all) else out["binned_copies_difference"])
-    out["binned_copies_all"] = np.asarray(binned, dtype=float)
-    out["binned_fail"] = out["binned_copies_all"] > COPY_LIMIT
-    out["released_proposed"] = out["released"] & ~out["binned_fail"]
-    out["blind"] = out["m_copy_ceiling"] <= ACCEPTABLE_M
-    out["copier"] = out["synthesizer"].isin(COPIERS)
-    out["warned"] = ~_flag(out["can_bind"]).astype(bool)
-    # the truth about what a release would disclose: the released data's M, and what the
-    # generator itself leaks (its data as sampled, before the gate removed anything)
-    out["risky"] = usable & (out["m_true"] > ACCEPTABLE_M)
-    out["leaky_generator"] = out["m_true_sampled"] > ACCEPTABLE_M
-    out["removed_share"] = out["replicated_uniques_removed"] / out["n_train"]
-    return out
 
 
 def error_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -277,100 +230,6 @@ def rule_table(frame: pd.DataFrame) -> pd.DataFrame:
             "copiers released, proposed": int((g["copier"] & g["released_proposed"]).sum()),
         })
     return pd.DataFrame(rows)
-
-
-def scatter(frame: pd.DataFrame, path: Path) -> Path:
-    ok = frame[frame["status"].eq("ok")]
-    qis = list(dict.fromkeys(ok["quasi_identifiers"]))
-    hs = sorted(ok["hamming_threshold"].unique())
-    synths = _order(ok)
-    colors = {s: _color(i) for i, s in enumerate(synths)}
-    markers = dict(zip(synths, ["o", "s", "^", "v", "D", "P", "X", "<", ">", "*", "h"] * 2,
-                       strict=False))
-    fig = Figure(figsize=(4.6 * len(hs), 4.2 * len(qis)), layout="tight")
-    axes = fig.subplots(len(qis), len(hs), squeeze=False)
-    for i, qi in enumerate(qis):
-        for j, h in enumerate(hs):
-            ax = axes[i][j]
-            g = ok[ok["quasi_identifiers"].eq(qi) & ok["hamming_threshold"].eq(h)]
-            lo = float(min(g["m_true"].min(), g["m_estimate"].min(), -0.1))
-            ax.plot([lo, 1], [lo, 1], color="gray", lw=0.8)
-            ax.axhline(ACCEPTABLE_M, color="crimson", lw=0.7, ls="--")
-            ax.axvline(ACCEPTABLE_M, color="crimson", lw=0.7, ls="--")
-            for s in synths:
-                part = g[g["synthesizer"] == s]
-                bind = _flag(part["can_bind"]).astype(bool)
-                ax.scatter(part.loc[bind, "m_true"], part.loc[bind, "m_estimate"], s=18,
-                           color=colors[s], marker=markers[s], label=s, alpha=0.8)
-                ax.scatter(part.loc[~bind, "m_true"], part.loc[~bind, "m_estimate"], s=18,
-                           facecolors="none", edgecolors=colors[s], marker=markers[s],
-                           alpha=0.8)
-            ax.set_title(f"QIs: {qi}, h = {h}", fontsize=9)
-            ax.set_xlabel("true M (released data)")
-            ax.set_ylabel("M estimated by the trial")
-    axes[0][0].legend(fontsize=6, ncol=2, title="hollow: cannot bind", title_fontsize=6)
-    fig.suptitle("The tuner's M against the truth on Adult (each point: one sample, seed)",
-                 fontsize=10)
-    return save_figure(fig, path)
-
-
-def error_plot(frame: pd.DataFrame, path: Path, qi: str = "all") -> Path:
-    ok = frame[frame["status"].eq("ok") & frame["quasi_identifiers"].eq(qi)]
-    hs = sorted(ok["hamming_threshold"].unique())
-    fig = Figure(figsize=(5.2 * len(hs), 4.0), layout="tight")
-    axes = fig.subplots(1, len(hs), squeeze=False)[0]
-    for ax, h in zip(axes, hs, strict=True):
-        g = ok[ok["hamming_threshold"].eq(h)]
-        for k, s in enumerate(_order(g)):
-            stats = g[g["synthesizer"] == s].groupby("sample_fraction")["abs_error"].mean()
-            ax.plot(stats.index, stats.to_numpy(), marker="o", ms=3, lw=1, label=s,
-                    color=_color(k), ls="-" if k < 10 else "--")
-        ax.set_xscale("log")
-        ax.set_yscale("symlog", linthresh=0.01)
-        ax.set_xlabel("sampling fraction n/N (t = n_train/N = half of it)")
-        ax.set_ylabel("mean |F1 estimated - F1 true|")
-        ax.set_title(f"QIs: {qi}, h = {h}", fontsize=9)
-    axes[0].legend(fontsize=6, ncol=2)
-    fig.suptitle("Error of the trial's membership F1, by family and sample size", fontsize=10)
-    return save_figure(fig, path)
-
-
-def region_plot(frame: pd.DataFrame, path: Path, h: int = 0) -> Path:
-    v = with_verdicts(frame)
-    qis = list(dict.fromkeys(v["quasi_identifiers"]))
-    synths = _order(v)
-    fractions = sorted(v["sample_fraction"].unique())
-    fig = Figure(figsize=(1.45 * len(fractions) * len(qis) + 2.5, 0.55 * len(synths) + 1.8),
-                 layout="constrained")
-    axes = fig.subplots(1, len(qis), squeeze=False)[0]
-    image = None
-    for ax, qi in zip(axes, qis, strict=True):
-        g = v[v["quasi_identifiers"].eq(qi) & v["hamming_threshold"].eq(h)]
-        grid = np.full((len(synths), len(fractions)), np.nan)
-        for i, s in enumerate(synths):
-            for j, f in enumerate(fractions):
-                c = g[(g["synthesizer"] == s) & (g["sample_fraction"] == f)]
-                if c.empty:
-                    continue
-                grid[i, j] = c["m_true_sampled"].mean()
-                est = c["m_estimate"].mean()
-                tru = c["m_true"].mean()
-                gate = ("C" if c["copies_fail"].mean() > 0.5 else "") + (
-                    "D" if c["dcr_fail"].mean() > 0.5 else "")
-                text = ("removed all" if not c["usable"].any()
-                        else f"{est:.2f}/{tru:.2f}") + (f"\n{gate}" if gate else "") + (
-                    "\n(no bind)" if c["warned"].mean() > 0.5 else "")
-                ax.text(j, i, text, ha="center", va="center", fontsize=6)
-        image = ax.imshow(grid, cmap="Reds", vmin=-0.2, vmax=1.0, aspect="auto")
-        ax.set_xticks(range(len(fractions)), [f"{f:g}" for f in fractions], fontsize=7)
-        ax.set_yticks(range(len(synths)), synths, fontsize=7)
-        ax.set_xlabel("sampling fraction n/N")
-        ax.set_title(f"QIs: {qi}, h = {h}", fontsize=9)
-    if image is not None:
-        fig.colorbar(image, ax=list(axes), shrink=0.8, label="true M, data as sampled")
-    fig.suptitle("Where M fails: cell text = M estimated / true M of the released data; "
-                 "C = copies gate fails, D = DCR gate fails", fontsize=9)
-    return save_figure(fig, path)
 
 
 def coverage_parts(frame: pd.DataFrame) -> list[str]:

@@ -20,7 +20,7 @@ A cell reports how often the 95 % interval of the pooled TPR at 1 % FPR covers t
 (with a Monte Carlo error of its own: the truth runs are finite), beside two intervals the
 audit does not use: Clopper-Pearson treating runs as independent (the audit before issue 32)
 and a percentile bootstrap over fits. And how often the release is refused (upper end above
-``--limit``), against :func:`risk._audit_stats.null_refusal_rate`'s model.
+``--limit``), against :func:`risk.audit.null_refusal_rate`'s model.
 
     python -m experiments.release_audit.calibration --quick           # minutes
     python -m experiments.release_audit.calibration --audits 100      # the committed tables
@@ -45,8 +45,7 @@ import pandas as pd
 import risk
 from experiments.datasets import read_adult
 from experiments.reporting import append_rows
-from risk._audit_stats import clopper_pearson, null_refusal_rate
-from risk.audit import _audit
+from risk.audit import _audit, null_refusal_rate
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -153,7 +152,7 @@ def one_audit(frames: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame], generator
     hits, trials = (np.asarray(v) for v in _per_fit(runs, called, shown & runs.member))
     boot = _bootstrap(hits, trials, seed)
     x, n = rates["tpr_counts"]
-    naive = clopper_pearson(x, n)
+    naive = _clopper_pearson(x, n)
     ci = res.tpr_at_1pct_interval
     return {
         "generator": generator, "design": design, "targets": targets, "shadows": shadows,
@@ -172,7 +171,7 @@ def one_audit(frames: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame], generator
         "epsilon_ceiling": res.epsilon_ceiling,
         "mean_target_auc": float(np.nanmean(res.target_auc)),
         "mean_best_attack_auc": float(np.nanmean(res.best_attack_auc)),
-        "model_null_refusal": null_refusal_rate(targets, shadows, design, limit),
+        "model_null_refusal": null_refusal_rate(targets, shadows, design=design, tpr_limit=limit),
         "seconds": time.perf_counter() - start,
     }
 
@@ -329,3 +328,11 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def _clopper_pearson(successes: int, n: int) -> Any:
+    """The exact 95 % interval of ``successes / n`` (Clopper & Pearson 1934), as scipy gives it:
+    the audit's interval when its runs are taken as independent."""
+    from scipy import stats
+
+    return stats.binomtest(int(successes), int(n)).proportion_ci(0.95, method="exact")

@@ -9,7 +9,7 @@ import pytest
 
 import risk
 from experiments.membership_validation import tuner_setting as ts
-from experiments.membership_validation import tuner_summary, tuner_truth, validate
+from experiments.membership_validation import tuner_summary, tuner_truth, tuner_verdicts, validate
 from tests.data import load_adult
 
 
@@ -79,7 +79,7 @@ def test_options_and_grid():
     assert not opts.runs("ctgan", 0.15, 1)
     # every setting's trial seed is fixed by the registry, not by the subset run
     assert list(ts.TRIAL_NUMBER) == list(ts.SETTINGS)
-    assert set(tuner_summary.COPIERS) == {k for k, s in ts.SETTINGS.items() if s.copy_rate > 0}
+    assert set(tuner_verdicts.COPIERS) == {k for k, s in ts.SETTINGS.items() if s.copy_rate > 0}
 
 
 @pytest.mark.slow

@@ -323,7 +323,8 @@ def test_release_scores_dcr_in_full_and_refuses_a_trial_that_fails_then(tmp_path
     from tuner.measures import gate
     from tuner.scoring.evaluation import Evaluation
 
-    path = write_config(tmp_path, n_trials=4, synthesizers=("cart",))
+    # public seeds: the split on which two trials are feasible and one fails DCR in full
+    path = write_config(tmp_path, n_trials=4, synthesizers=("cart",), public_seed=True)
     cfg = config.load(path)
     monkeypatch.setattr(gate, "DCR_SAMPLE", 40)
     calls = []
