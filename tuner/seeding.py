@@ -3,6 +3,12 @@
 SDV's fit draws from NumPy's and torch's global generators, and CTGAN/TVAE are reproducible
 only with Python, NumPy and torch seeded *and* the same torch thread count. ``seeded`` sets
 all of them for the duration of a block and restores the previous states afterwards.
+
+It also runs NumPy's and SciPy's BLAS on one thread: OpenBLAS splits its sums by thread count,
+so the same fit gave other last digits with 2 threads than with 1 (a Gaussian copula with
+truncated normal marginals: 338 of 3,183 values of a 7-decimal column differed by one unit),
+and the release, re-created on a machine with another core count (or under a Dask worker's
+``OPENBLAS_NUM_THREADS=1``), was refused as "not the data it scored".
 """
 
 from __future__ import annotations
@@ -65,8 +71,10 @@ def noise_key(seed: int, *path: int, secret: int | None = None) -> int | None:
 
 @contextlib.contextmanager
 def seeded(seed: int, *, threads: int | None = None) -> Iterator[None]:
-    """Seed Python, NumPy and torch (and fix torch's thread count) inside the block."""
+    """Seed Python, NumPy and torch (and fix torch's thread count) inside the block; NumPy's
+    and SciPy's BLAS run one thread there, whatever the machine (module docstring)."""
     import torch
+    from threadpoolctl import threadpool_limits
 
     py_state = random.getstate()
     np_state = np.random.get_state()
@@ -78,7 +86,8 @@ def seeded(seed: int, *, threads: int | None = None) -> Iterator[None]:
     if threads is not None:
         torch.set_num_threads(threads)
     try:
-        yield
+        with threadpool_limits(limits=1, user_api="blas"):
+            yield
     finally:
         random.setstate(py_state)
         np.random.set_state(np_state)

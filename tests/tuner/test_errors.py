@@ -28,10 +28,8 @@ def test_every_expected_error_has_one_base_and_bad_input_is_a_value_error():
 def released(tmp_path_factory):
     """A tiny study with its release, made once for the module."""
     folder = tmp_path_factory.mktemp("errors")
-    # public seeds: the study as before secrets (a secret split made the Gaussian copula's
-    # data differ in a second process once: left to investigate, see the session note)
-    tuner.tune(write_config(folder, synthesizers=("gaussian_copula",), n_trials=1,
-                            public_seed=True), output=folder / "out")
+    tuner.tune(write_config(folder, synthesizers=("gaussian_copula",), n_trials=1),
+               output=folder / "out")
     assert (folder / "out" / "release" / "manifest.json").exists()
     return folder / "out"
 
