@@ -45,3 +45,15 @@ def test_a_local_backend_needs_no_scheduler_and_checks_nothing():
     check_reachable(AuditConfig())  # returns at once: nothing to reach
     with running(AuditConfig(), 3) as jobs:
         assert jobs == 3
+
+
+@pytest.mark.slow
+def test_a_local_cluster_leaves_this_process_environment_as_it_was():
+    # LocalCluster sets OMP/MKL/OPENBLAS_NUM_THREADS=1 in the parent for its workers: every
+    # process started afterwards (a release in a subprocess) then ran BLAS on one thread
+    import os
+
+    before = dict(os.environ)
+    with running(AuditConfig(backend="dask"), 1):
+        pass
+    assert dict(os.environ) == before

@@ -13,6 +13,7 @@ the tuner (and a registered family's module).
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 
 from tuner.config import ConfigError
@@ -47,7 +48,7 @@ def running(a: AuditConfig, jobs: int) -> Iterator[int]:
     from distributed import Client, LocalCluster
     from joblib import parallel_config
 
-    with contextlib.ExitStack() as stack:
+    with _environment_kept(), contextlib.ExitStack() as stack:
         if a.scheduler:
             client = stack.enter_context(Client(a.scheduler, timeout=CONNECT_SECONDS))
         else:
@@ -57,3 +58,18 @@ def running(a: AuditConfig, jobs: int) -> Iterator[int]:
         workers = max(1, len(client.scheduler_info().get("workers", {})))
         stack.enter_context(parallel_config(backend="dask"))
         yield workers
+
+
+@contextlib.contextmanager
+def _environment_kept() -> Iterator[None]:
+    """Put back this process's environment after the block: a Dask ``LocalCluster`` sets
+    ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS`` and ``OPENBLAS_NUM_THREADS`` to 1 (and
+    ``MALLOC_TRIM_THRESHOLD_``) in the parent's ``os.environ`` for its workers and leaves them,
+    so every process started afterwards ran its BLAS on one thread."""
+    before = dict(os.environ)
+    try:
+        yield
+    finally:
+        for key in set(os.environ) - set(before):
+            del os.environ[key]
+        os.environ.update(before)
