@@ -339,3 +339,21 @@ def test_dcr_on_the_audit_set_is_put_on_the_holdouts_scale():
         rescaled.append(value - seen.excess)
     assert np.mean(raw) < -0.01  # 0.2 x (0.625 - 0.714) = -0.018 expected
     assert abs(np.mean(rescaled)) < 0.006, (np.mean(raw), np.mean(rescaled))
+
+
+
+def test_shadow_tables_sample_the_releases_ratio_of_synthetic_records():
+    # a release of study.sample_size records from n_train: each shadow table's synthetic data
+    # have the same ratio, so an attack meets records as dense as the release's
+    from types import SimpleNamespace
+
+    from tuner.release.audit import ReleasedFamily, _sample_ratio
+
+    table = pd.DataFrame({"a": np.arange(400) % 9, "b": np.arange(400) % 4})
+    for ratio, rows in ((1.0, 400), (0.25, 100), (2.0, 800)):
+        family = ReleasedFamily("cart", {"min_samples_leaf": 20}, "cpu", "keep", ratio)
+        assert len(family(table, 3)) == rows
+    for sample_size, ratio in ((None, 1.0), (500, 1.25), (100, 0.25)):
+        ctx = SimpleNamespace(cfg=SimpleNamespace(study=SimpleNamespace(sample_size=sample_size)),
+                              split=SimpleNamespace(train=table))
+        assert _sample_ratio(ctx) == ratio  # type: ignore[arg-type]

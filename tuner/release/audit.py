@@ -63,18 +63,24 @@ AUDIT_STATISTICS = 2
 @dataclasses.dataclass(frozen=True)
 class ReleasedFamily:
     """``fit_sample`` for :func:`risk.membership_audit`: the released family, its tuned
-    parameters, one thread per fit, and the gate's removal of replicated uniques."""
+    parameters, one thread per fit, and the gate's removal of replicated uniques.
+
+    ``sample_ratio``: synthetic records per training record, the release's
+    (``study.sample_size / n_train``, 1 by default), so that a shadow table's synthetic data
+    are as dense around its records as the release is around the training records."""
 
     name: str
     params: dict[str, Any]
     device: str
     policy: str
+    sample_ratio: float = 1.0
 
     def __call__(self, table: pd.DataFrame, seed: int) -> pd.DataFrame:
+        rows = max(1, round(len(table) * self.sample_ratio))
         with warnings.catch_warnings():  # SDV's, hundreds of times over
             warnings.simplefilter("ignore")
             out = synthesize(self.name, self.params, table, seed=seed, device=self.device,
-                             threads=1, num_rows=len(table)).synthetic
+                             threads=1, num_rows=rows).synthetic
         return remove_replicated_uniques(table, out, self.policy)[0]
 
 
@@ -133,12 +139,19 @@ def _minutes(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
 
 
+def _sample_ratio(ctx: Context) -> float:
+    """Synthetic records per training record in the release (``study.sample_size``)."""
+    n_train = len(ctx.split.train)
+    return (ctx.cfg.study.sample_size or n_train) / n_train
+
+
 def _key(ctx: Context, best: optuna.trial.FrozenTrial, design: str) -> str:
     """What an audit's result depends on: the trial's data, the settings, the split."""
     a = ctx.cfg.audit
+    ratio = _sample_ratio(ctx)  # named only when not 1: earlier audits' keys stay as they were
     text = json.dumps([best.user_attrs.get(attrs.DATA_SHA256), a.targets, a.shadows, a.shadow_size,
                        design, ctx.fingerprint, ctx.split_record(), ctx.cfg.study.seed,
-                       AUDIT_STATISTICS], default=str)
+                       AUDIT_STATISTICS, *([ratio] if ratio != 1.0 else [])], default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -147,7 +160,7 @@ def _membership(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTria
     """The membership audit's figures (run, or kept from an earlier export of this trial)."""
     a, cfg = ctx.cfg.audit, ctx.cfg
     family = ReleasedFamily(ev.synthesizer, dict(ev.params), cfg.study.device,
-                            cfg.risk.replicated_uniques)
+                            cfg.risk.replicated_uniques, _sample_ratio(ctx))
     seed = ctx.derive(AUDIT_SEED, best.number)
     size = min(a.shadow_size, len(ctx.split.holdout))
     # a finished audit of this trial is kept before any timing: a slower machine must not
@@ -199,7 +212,8 @@ def _membership(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTria
         bar.close()
     out = _figures(res) | {"ran": True, "estimated_seconds": chosen.seconds,
                            "pilot_fit_seconds": chosen.pilot_seconds,
-                           "jobs": min(chosen.jobs, chosen.fits), "design_why": chosen.why}
+                           "jobs": min(chosen.jobs, chosen.fits), "design_why": chosen.why,
+                           "sample_ratio": family.sample_ratio}
     study.set_user_attr(f"{AUDIT_PREFIX}{best.number}", {
         "key": _key(ctx, best, chosen.design), "membership": out,
         "when": time.strftime("%Y-%m-%d %H:%M:%S")})
