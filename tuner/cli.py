@@ -1,7 +1,8 @@
 """``risk-tuner``: run a study, the embedded demo, a report of trials, or a release.
 
 Exit codes: 0 success; 1 unexpected error; 2 bad configuration or input; 3 no release candidate
-(no trial met every constraint: the message says which failed how often and what to try).
+(no trial met every constraint: the message says which failed how often and what to try);
+130 interrupted (Ctrl-C, the shells' 128 + SIGINT).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from tuner import attrs
 from tuner.quiet import quiet_libraries
 
 EXIT_OK, EXIT_ERROR, EXIT_CONFIG, EXIT_NO_RELEASE = 0, 1, 2, 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a command Ctrl-C stopped
 
 
 def _print_table(tuned) -> None:  # noqa: ANN001
@@ -222,6 +224,16 @@ def _failure(exc: Exception) -> int:
     raise exc
 
 
+def _version() -> str:
+    """The installed distribution's version (``pyproject.toml``)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("risk-tuner")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
 _INPUT_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, FileExistsError)
 
 
@@ -237,6 +249,7 @@ def _missing_extra() -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = _Parser(prog="risk-tuner", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     p_run = sub.add_parser("run", help="run or resume the study of a TOML config")
     p_run.add_argument("config")
@@ -340,6 +353,6 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_NO_RELEASE
     except KeyboardInterrupt:
         print("interrupted; run the same command again to resume", file=sys.stderr)
-        return EXIT_ERROR
+        return EXIT_INTERRUPTED
     except Exception as exc:
         return _failure(exc)
