@@ -203,10 +203,11 @@ def _check_study(tuned, args) -> None:  # noqa: ANN001
 
 def _failure(exc: Exception) -> int:
     """One line for an error that is not a bug: exit 1 for a fault of the machine (a full disk,
-    a read-only folder), 2 for bad input (:class:`tuner.errors.InputError`, the library's
-    ``risk.RiskInputError``, a missing file); anything else is raised: a bug gives Python's
-    traceback and exit 1, however much it looks like bad input (a bare ``ValueError``)."""
-    from risk import RiskInputError
+    a read-only folder), 2 for bad input (:class:`tuner.errors.InputError`, a missing file);
+    anything else is raised: a bug gives Python's traceback and exit 1, however much it looks
+    like bad input (a bare ``ValueError``, or the ``risk`` library's ``RiskInputError`` about
+    frames the tuner built: where the user's data enter, the tuner checks them itself and says
+    an ``InputError``)."""
     from tuner.errors import InputError
     from tuner.faults import fault_of
 
@@ -215,7 +216,7 @@ def _failure(exc: Exception) -> int:
         print(f"error: {fault or exc}; nothing was released. Free the space or fix the folder's "
               "permissions, then run the same command again to resume", file=sys.stderr)
         return EXIT_ERROR
-    if isinstance(exc, (InputError, RiskInputError, *_INPUT_ERRORS)):
+    if isinstance(exc, (InputError, *_INPUT_ERRORS)):
         if isinstance(exc, OSError) and exc.filename:
             print(f"error: {exc.strerror}: {str(exc.filename)!r}", file=sys.stderr)
         else:

@@ -8,6 +8,13 @@ that the inputs contradict. The command line (:mod:`tuner.cli`) says an :class:`
 release candidate" with exit 3; anything else, a ``ValueError`` from pandas or a broken
 invariant included, is a bug: Python's traceback and exit 1 (please report it).
 
+Inside a study, :class:`TrialFailed` is the one kind of error a trial absorbs: a synthesiser
+that cannot fit or sample with the parameters it was given (:class:`SynthesisFailed`, the
+library's exception as its cause), synthetic data that cannot be scored or that the gate
+emptied (``tuner.scoring.UnusableSynthesis``). The trial is recorded failed with the reason and
+the study goes on. Anything else raised in a trial stops the study (a bug in a measure must not
+pass for a bad synthesiser, and end as "no release candidate").
+
 This mirrors Optuna's one ``OptunaError`` and scikit-learn's declared parameter errors: callers
 of the Python API catch ``TunerError`` for everything the tuner means to raise.
 """
@@ -23,4 +30,14 @@ class InputError(TunerError, ValueError):
     """Bad input: the message names the key or argument, the value and what was expected."""
 
 
-__all__ = ["InputError", "TunerError"]
+class TrialFailed(TunerError):
+    """One trial could not be scored for a reason of its own (its synthesiser, its parameters,
+    its synthetic data): recorded with the trial, and the study goes on."""
+
+
+class SynthesisFailed(TrialFailed, RuntimeError):
+    """The synthesiser raised while fitting or sampling with the trial's parameters; the
+    library's exception is the cause (``__cause__``)."""
+
+
+__all__ = ["InputError", "SynthesisFailed", "TrialFailed", "TunerError"]

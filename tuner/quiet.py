@@ -15,8 +15,8 @@ NOISY_LOGGERS = ("sdv", "sdmetrics", "rdt", "copulas", "ctgan", "mlflow", "alemb
 class TrialFailureLines(logging.Filter):
     """Optuna's warning for a failed trial as one line: without the traceback (the reason is
     recorded with the trial and summed up at the end), without the "failed with value None"
-    line that follows it, and not at all for a fault of the machine or Ctrl-C, which the
-    command says once itself."""
+    line that follows it, and not at all for a trial's own failure (the objective says it in
+    the tuner's words), a fault of the machine or Ctrl-C (the command says them once)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         from tuner.faults import fault_of
@@ -25,8 +25,11 @@ class TrialFailureLines(logging.Filter):
         if message.startswith("Trial ") and message.endswith("failed with value None."):
             return False
         if record.exc_info:
-            if isinstance(record.exc_info[1], KeyboardInterrupt) or fault_of(record.exc_info[1]):
-                return False  # the command says it itself
+            from tuner.errors import TrialFailed
+
+            exc = record.exc_info[1]
+            if isinstance(exc, (KeyboardInterrupt, TrialFailed)) or fault_of(exc):
+                return False  # the tuner says it in its own words (the objective, the command)
             record.exc_info, record.exc_text = None, None
         return True
 

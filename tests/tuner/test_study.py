@@ -18,7 +18,7 @@ from mlflow.tracking import MlflowClient
 from optuna.trial import TrialState
 
 import risk
-import tuner.scoring.evaluation as evaluation_module
+import tuner.synthesis.synthesizers as synthesizers_module
 from tests.tuner.conftest import write_config
 from tuner import config
 from tuner.cli import main
@@ -121,15 +121,17 @@ def test_every_synthesizer_end_to_end_release_and_no_real_records(tmp_path):
         assert not leaked, (path, leaked[:3])
 
 
-def test_failing_trial_is_recorded_and_study_goes_on(tmp_path, monkeypatch):
-    real = evaluation_module.synthesize
+def test_failing_trial_is_recorded_and_study_goes_on(tmp_path, monkeypatch, capsys):
+    # the synthesiser itself raises (a library's error inside its fit): the trial's own
+    # failure, said in the tuner's words; the study goes on
+    real = synthesizers_module.build
 
     def flaky(name, *args, **kwargs):
         if name == "gaussian_copula":
             raise RuntimeError("synthetic failure for the test")
         return real(name, *args, **kwargs)
 
-    monkeypatch.setattr(evaluation_module, "synthesize", flaky)
+    monkeypatch.setattr(synthesizers_module, "build", flaky)
     cfg = config.load(write_config(tmp_path, n_trials=3))
     _, study = _run(cfg, enqueue=[{"synthesizer": "gaussian_copula"}, {"synthesizer": "cart"}])
     frame = trials_frame(study)
@@ -141,6 +143,32 @@ def test_failing_trial_is_recorded_and_study_goes_on(tmp_path, monkeypatch):
     statuses = {r.data.tags.get("synthesizer"): r.info.status for r in runs
                 if "mlflow.parentRunId" in r.data.tags}
     assert statuses["gaussian_copula"] == "FAILED"
+    err = capsys.readouterr().err
+    assert "(gaussian_copula) failed: gaussian_copula could not be fitted or sampled" in err
+    assert "RuntimeError: synthetic failure for the test" in err
+
+
+def test_a_bug_in_a_trial_stops_the_study_with_its_traceback(tmp_path, monkeypatch):
+    # a TypeError planted in the trial's membership measure is a bug, not a bad synthesiser:
+    # the study stops on it (the CLI then prints the traceback, exit 1), the trial and its
+    # MLflow run are FAILED, the run carries the traceback
+    import tuner.measures.membership as membership_module
+
+    def broken(*args, **kwargs):
+        raise TypeError("planted bug in the membership measure")
+
+    monkeypatch.setattr(membership_module.risk, "membership_disclosure", broken)
+    cfg = config.load(write_config(tmp_path, n_trials=3, synthesizers=("cart",)))
+    with pytest.raises(TypeError, match="planted bug"):
+        _run(cfg)
+    study = optuna.load_study(study_name=cfg.study.name,
+                              storage=f"sqlite:///{cfg.study.output / 'study.db'}")
+    assert [t.state for t in study.trials] == [TrialState.FAIL]  # stopped at the first
+    _, runs = _child_runs(cfg)
+    (run,) = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
+    assert run.info.status == "FAILED"
+    assert "planted bug in the membership measure" in run.data.tags["fail_traceback"]
+    assert "Traceback (most recent call last)" in run.data.tags["fail_traceback"]
 
 
 def test_resume_keeps_trials_and_finishes_budget(tmp_path):
@@ -304,11 +332,12 @@ def test_every_trial_failing_is_explained_as_such(tmp_path, monkeypatch, capsys)
     def broken(name, *args, **kwargs):
         raise RuntimeError(f"{name} cannot fit")
 
-    monkeypatch.setattr(evaluation_module, "synthesize", broken)
+    monkeypatch.setattr(synthesizers_module, "build", broken)
     path = write_config(tmp_path, n_trials=2, synthesizers=("cart",))
     assert main(["run", str(path), "--no-progress"]) == 3
     err = capsys.readouterr().err
-    assert "2 x RuntimeError: cart cannot fit" in err
+    assert ("2 x SynthesisFailed: cart could not be fitted or sampled with these parameters: "
+            "RuntimeError: cart cannot fit") in err
     assert "no trial completed" in err
     assert "min_samples_leaf" not in err  # tuning advice is beside the point here
 

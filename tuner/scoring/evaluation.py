@@ -27,7 +27,7 @@ import risk
 from tuner import measures
 from tuner.config import Config
 from tuner.data import Split
-from tuner.errors import TunerError
+from tuner.errors import TrialFailed
 from tuner.measures.gate import removed_by_gate
 from tuner.measures.identification import PartialInputs
 from tuner.scoring import categorical
@@ -36,8 +36,9 @@ from tuner.synthesis.partial import PartialSynthesis, kept_columns, synthesize_p
 from tuner.synthesis.synthesizers import synthesize
 
 
-class UnusableSynthesis(TunerError, RuntimeError):
-    """The synthesiser produced data that cannot be scored (empty, wrong columns, all missing)."""
+class UnusableSynthesis(TrialFailed, RuntimeError):
+    """The synthesiser produced data that cannot be scored (empty, wrong columns, all missing,
+    every record removed by the gate): the trial fails, the study goes on."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -180,8 +181,11 @@ def score(cfg: Config, split: Split, synthetic: pd.DataFrame, *, seed: int,
         return _measured(cfg, inputs, utility, utility_seconds, extra_seconds=gate_seconds) | {
             "synthetic": synthetic, "sampled": sampled}
     except risk.RiskInputError as exc:
+        # the training and holdout frames passed the checks before any trial: what a measure
+        # refuses here is the synthesiser's output (said as the trial's failure, not as the
+        # user's bad input)
         if not removed:
-            raise
+            raise UnusableSynthesis(f"the synthetic data cannot be scored: {exc}") from exc
         # what is left after the gate is too little for a measure: say why it is so little
         raise UnusableSynthesis(
             f"the gate removed {removed} of {len(sampled)} synthetic records (copies of "

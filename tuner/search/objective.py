@@ -2,8 +2,9 @@
 
 Parameters are named ``synthesizer`` and ``NAME.PARAM`` (the space of family NAME, narrowed by
 the config). Each trial is mirrored as an MLflow child run of the invocation's run; a trial
-that raises is recorded with its reason (``fail_reason``) and its run marked FAILED; a fault
-of the machine (a full disk) also stops the study.
+that raises is recorded with its reason (``fail_reason``) and its run marked FAILED. Only the
+trial's own failure (:class:`tuner.errors.TrialFailed`) lets the study go on; a fault of the
+machine (a full disk) and any other exception (a bug: its traceback is on the run too) stop it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import sys
+import traceback
 from typing import Any
 
 import optuna
@@ -21,9 +24,11 @@ from optuna.distributions import (
     IntDistribution,
 )
 from optuna.trial import Trial
+from tqdm import tqdm
 
 from tuner import attrs
 from tuner.config import Config
+from tuner.errors import TrialFailed
 from tuner.faults import Fault, fault_of, free_reserve
 from tuner.scoring import evaluation
 from tuner.search.budget import INTERRUPTED_PREFIX, claim_slot
@@ -32,6 +37,7 @@ from tuner.search.tracking import Tracker
 from tuner.search.trials import DATA_SHA256_ATTR
 from tuner.synthesis.spaces import narrow
 
+TRACEBACK_CHARS = 7000  # the end of a bug's traceback on its trial's run (MLflow: 8,000 a tag)
 TRIAL_PATH = 2  # the component of the study's seeds that seeds trials (trial number after it)
 
 
@@ -154,9 +160,20 @@ class TrackedObjective:
         return ev.loss.loss
 
     def _failed(self, trial: Trial, run: str | None, exc: Exception) -> None:
-        """Record why ``trial`` failed and end its run FAILED; on a fault, stop the study."""
+        """Record why ``trial`` failed and end its run FAILED; on a fault, stop the study.
+
+        A :class:`tuner.errors.TrialFailed` (the trial's own failure, which the study absorbs)
+        is said in one line; for anything else (a bug, which stops the study) the run also
+        gets the traceback (tag ``fail_traceback``)."""
         fault = fault_of(exc)
         reason = _reason(exc)
+        tags: dict[str, Any] = {}
+        if isinstance(exc, TrialFailed):
+            name = trial.params.get("synthesizer", "?")
+            tqdm.write(f"trial {trial.number} ({name}) failed: {exc}", file=sys.stderr)
+        elif fault is None:
+            text = "".join(traceback.format_exception(exc))
+            tags["fail_traceback"] = text[-TRACEBACK_CHARS:]
         if fault is not None:
             free_reserve(self.ctx.output)
             self.fault = Fault(f"{fault}; trial {trial.number} was stopped and marked failed")
@@ -169,7 +186,7 @@ class TrackedObjective:
         for opened in self._runs_of(trial, run):
             with contextlib.suppress(Exception):
                 self.tracker.log(opened, tags={"state": "FAIL", "feasible": False,
-                                               "fail_reason": reason})
+                                               "fail_reason": reason, **tags})
             with contextlib.suppress(Exception):
                 self.tracker.end(opened, "FAILED")
 

@@ -25,7 +25,8 @@ from optuna.trial import FrozenTrial
 
 from tuner import plots
 from tuner.config import Config
-from tuner.faults import Fault, fault_of
+from tuner.errors import TrialFailed
+from tuner.faults import Fault
 from tuner.quiet import quiet_libraries
 from tuner.search.budget import (
     Budget,
@@ -73,7 +74,9 @@ def _optimize(ctx: Context, parent_run: str, budget: int,
             waiting_since = None
             study.optimize(objective, n_trials=free,
                            timeout=None if deadline is None else deadline - now,
-                           catch=(Exception,),
+                           # a trial's own failure (its synthesiser, its data) is recorded
+                           # and the study goes on; anything else (a bug) stops it
+                           catch=(TrialFailed,),
                            callbacks=[Budget(budget), *(callbacks or [])],
                            # a trial leaves 0.03-0.07 MB of cyclic garbage for every family,
                            # and a forced full collection costs ~0.2 s (bench_trial's gc row):
@@ -139,7 +142,7 @@ def run_study(ctx: Context, *, progress: bool = True) -> optuna.Study:
                 p.join()
             bar.close()
     except BaseException as exc:
-        status = "FAILED" if fault_of(exc) else "KILLED"
+        status = "KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED"
         raise
     finally:
         try:

@@ -54,9 +54,9 @@ import numpy as np
 import pandas as pd
 
 from tuner.data import TABLE, sdtype
-from tuner.errors import InputError, TunerError
+from tuner.errors import InputError, TrialFailed
 from tuner.synthesis.families import SYNTHESIZERS, SynthesizerSpec
-from tuner.synthesis.synthesizers import build, fitted
+from tuner.synthesis.synthesizers import build, failing_as_trial, fitted
 
 REJECT_DRAWS_PER_ROW = 200  # rejection budget: draws from the joint model per row to fill
 REJECT_FIRST_BATCH = 1_000  # smallest first batch; batches double up to REJECT_MAX_BATCH
@@ -66,8 +66,8 @@ REJECT_MAX_BATCH = 200_000
 NATIVE = tuple(k for k, s in SYNTHESIZERS.items() if s.conditioning == "native")
 
 
-class PartialSynthesisError(TunerError, ValueError):
-    """A family could not draw the synthesised columns given the kept ones."""
+class PartialSynthesisError(TrialFailed, ValueError):
+    """A family could not draw the synthesised columns given the kept ones (a trial fails)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -227,6 +227,15 @@ def synthesize_partial(
     problem = conditioning_problem(name, train, synthesize)
     if problem:
         raise PartialSynthesisError(problem)
+    with failing_as_trial(name, params):
+        return _drawn(name, params, train, spec, kept, sets=sets, holdout=holdout, seed=seed,
+                      device=device, threads=threads, noise_key=noise_key)
+
+
+def _drawn(name: str, params: dict[str, Any], train: pd.DataFrame, spec: Any, kept: list[str],
+           *, sets: int, holdout: pd.DataFrame | None, seed: int, device: str, threads: int,
+           noise_key: int | None) -> PartialSynthesis:
+    """Fit ``name`` and draw the ``sets`` released sets and the holdout's counterpart."""
     synth = build(name, params, train, seed=seed, device=device, keep=kept, noise_key=noise_key)
     with fitted(synth, train, seed=seed, threads=threads) as fit_seconds:
         start = time.perf_counter()

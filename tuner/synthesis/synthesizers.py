@@ -13,6 +13,8 @@ import joblib
 import pandas as pd
 
 from tuner.data import TABLE, metadata_for
+from tuner.errors import SynthesisFailed, TrialFailed
+from tuner.faults import fault_of
 from tuner.seeding import seeded
 from tuner.synthesis.families import SYNTHESIZERS
 from tuner.synthesis.spaces import decode
@@ -67,12 +69,32 @@ def synthesize(
     pool's 300 s idle timeout. Threads are no alternative: the transforms seed NumPy's global
     generator, and concurrent ones changed the synthetic data. ``noise_key``: see :func:`build`.
     """
-    synth = build(name, params, train, seed=seed, device=device, noise_key=noise_key)
-    with fitted(synth, train, seed=seed, threads=threads) as fit_seconds:
-        start = time.perf_counter()
-        synthetic = synth.sample(num_rows or len(train))[TABLE]
-        sample_seconds = time.perf_counter() - start
+    with failing_as_trial(name, params):
+        synth = build(name, params, train, seed=seed, device=device, noise_key=noise_key)
+        with fitted(synth, train, seed=seed, threads=threads) as fit_seconds:
+            start = time.perf_counter()
+            synthetic = synth.sample(num_rows or len(train))[TABLE]
+            sample_seconds = time.perf_counter() - start
     return Synthesis(synthetic.reset_index(drop=True), fit_seconds, sample_seconds)
+
+
+@contextlib.contextmanager
+def failing_as_trial(name: str, params: dict[str, Any]) -> Iterator[None]:
+    """An exception the synthesiser raises inside the block (SDV's, torch's, a DP library's:
+    these parameters do not fit these data) as :class:`tuner.errors.SynthesisFailed`, the one
+    kind a trial absorbs, with the library's exception as its cause. A fault of the machine (a
+    full disk) and a :class:`tuner.errors.TrialFailed` already said pass as they are."""
+    try:
+        yield
+    except TrialFailed:
+        raise
+    except Exception as exc:
+        if fault_of(exc) is not None:
+            raise
+        # the parameters are the trial's own record; left out here, the same failure reads
+        # the same in every trial (the no-release message counts them)
+        raise SynthesisFailed(f"{name} could not be fitted or sampled with these parameters: "
+                              f"{type(exc).__name__}: {exc}") from exc
 
 
 @contextlib.contextmanager
