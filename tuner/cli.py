@@ -203,7 +203,8 @@ def _check_study(tuned, args) -> None:  # noqa: ANN001
 
 def _failure(exc: Exception) -> int:
     """One line for an error that is not a bug: exit 1 for a fault of the machine (a full disk,
-    a read-only folder), 2 for bad input (:class:`tuner.errors.InputError`, a missing file);
+    a read-only folder) or a store that went away (a refused or timed-out connection), 2 for
+    bad input (:class:`tuner.errors.InputError`, a missing file);
     anything else is raised: a bug gives Python's traceback and exit 1, however much it looks
     like bad input (a bare ``ValueError``, or the ``risk`` library's ``RiskInputError`` about
     frames the tuner built: where the user's data enter, the tuner checks them itself and says
@@ -212,9 +213,14 @@ def _failure(exc: Exception) -> int:
     from tuner.faults import fault_of
 
     fault = None if isinstance(exc, InputError) else fault_of(exc)
-    if fault is not None or (isinstance(exc, OSError) and not isinstance(exc, _INPUT_ERRORS)):
-        print(f"error: {fault or exc}; nothing was released. Free the space or fix the folder's "
+    if fault is not None:
+        print(f"error: {fault}; nothing was released. Free the space or fix the folder's "
               "permissions, then run the same command again to resume", file=sys.stderr)
+        return EXIT_ERROR
+    if isinstance(exc, (ConnectionError, TimeoutError)):  # a store went away mid-run
+        print(f"error: {type(exc).__name__}: {exc}; nothing was released. Check that the "
+              "storage and the MLflow server can be reached, then run the same command again "
+              "to resume", file=sys.stderr)
         return EXIT_ERROR
     if isinstance(exc, (InputError, *_INPUT_ERRORS)):
         if isinstance(exc, OSError) and exc.filename:

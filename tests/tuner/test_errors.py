@@ -101,3 +101,24 @@ def test_a_bug_in_a_process_exits_1_with_a_traceback(released, tmp_path):
     assert done.returncode == 1, done.stderr[-2000:]
     assert "Traceback (most recent call last)" in done.stderr
     assert done.stderr.strip().splitlines()[-1] == "ValueError: broken invariant"
+
+
+@pytest.mark.parametrize(("exc", "said"), [
+    (OSError(28, "No space left on device"), "Free the space"),
+    (ConnectionRefusedError(111, "Connection refused"), "can be reached"),
+], ids=["full-disk", "store-gone"])
+def test_a_fault_of_the_machine_is_one_line_with_exit_1_and_advice_that_fits(
+        released, monkeypatch, capsys, exc, said):
+    monkeypatch.setattr("tuner.release.export.release_audit", _raising(exc))
+    assert cli.main(["release", str(released)]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and said in err and "Traceback" not in err
+
+
+def test_another_os_error_is_a_traceback_not_advice_about_the_disk(released, monkeypatch):
+    # "free the space or fix permissions" was said for any OSError, a bug's included
+    exc = OSError(9, "Bad file descriptor")
+    monkeypatch.setattr("tuner.release.export.release_audit", _raising(exc))
+    with pytest.raises(OSError) as caught:
+        cli.main(["release", str(released)])
+    assert caught.value is exc
