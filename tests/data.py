@@ -1,7 +1,9 @@
-"""The shared real datasets (../shared/data) for tests, skipping cleanly when absent.
+"""The shared real datasets (../shared/data) for tests, skipping cleanly when absent; and
+:func:`unavailable` for the infrastructure some tests need (PostgreSQL, a tmpfs, an extra).
 
-Under ``.ci/run`` (``RISK_TUNER_REQUIRE_DATA=1``) an absent dataset fails the test instead: the
-tests of published numbers must not pass CI by skipping.
+Under ``.ci/run`` (``RISK_TUNER_REQUIRE_DATA=1``) an absent dataset, or missing infrastructure
+that CI installs, fails the test instead: the tests of published numbers, of many machines on
+PostgreSQL and of a full disk must not pass CI by skipping.
 """
 
 from __future__ import annotations
@@ -18,13 +20,19 @@ from experiments import datasets
 T = TypeVar("T")
 
 
-REQUIRE = "RISK_TUNER_REQUIRE_DATA"  # "1": a missing shared dataset fails, never skips
+REQUIRE = "RISK_TUNER_REQUIRE_DATA"  # "1": a missing dataset or infrastructure fails, never skips
+
+
+def unavailable(reason: str) -> None:
+    """Skip the calling test (or module) for ``reason``; under ``RISK_TUNER_REQUIRE_DATA=1``
+    (CI, where everything is installed) fail it instead."""
+    if os.environ.get(REQUIRE) == "1":
+        pytest.fail(f"{reason} ({REQUIRE}=1: required here)", pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
 
 
 def _missing(exc: datasets.DatasetMissing) -> None:
-    if os.environ.get(REQUIRE) == "1":
-        pytest.fail(f"{exc} ({REQUIRE}=1: the shared data are required here)", pytrace=False)
-    pytest.skip(str(exc))
+    unavailable(str(exc))
 
 
 def require(relative: str) -> Path:

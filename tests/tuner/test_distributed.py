@@ -38,6 +38,7 @@ from experiments.benchmarks.bench_distributed import (
     study_config,
     worker_command,
 )
+from tests.data import unavailable
 from tuner.search.budget import FINISHED, interrupted_numbers, uncounted_numbers
 
 pytestmark = pytest.mark.slow
@@ -53,9 +54,9 @@ def servers(tmp_path_factory):
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        pytest.skip('psycopg 3 is not installed: python -m pip install -e ".[distributed]"')
+        unavailable('psycopg 3 is not installed: python -m pip install -e ".[distributed]"')
     if postgres_bin() is None:
-        pytest.skip("no PostgreSQL server binaries: apt-get install postgresql (.ci/run does "
+        unavailable("no PostgreSQL server binaries: apt-get install postgresql (.ci/run does "
                     "this when it is missing), or python -m pip install pgserver")
     folder = tmp_path_factory.mktemp("mlflow-server")
     with postgres(durable=False) as server:

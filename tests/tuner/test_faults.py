@@ -25,6 +25,7 @@ import pytest
 from optuna.trial import TrialState
 
 import tuner
+from tests.data import unavailable
 from tests.tuner.conftest import write_config
 from tuner.search.budget import interrupted_numbers
 
@@ -98,7 +99,7 @@ def _tmpfs(where: Path, size: str = "64m"):
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
                           capture_output=True, text=True)
     if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip()}): fault test not run")
+        unavailable(f"cannot mount a tmpfs here ({done.stderr.strip()}): fault test not run")
     try:
         yield where
     finally:

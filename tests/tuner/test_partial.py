@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import risk
-from tests.data import load_acs
+from tests.data import load_acs, unavailable
 from tests.tuner.conftest import write_config
 from tuner import config, measures
 from tuner.data import TABLE, metadata_for
@@ -61,7 +61,7 @@ def test_cart_draws_given_the_kept_columns(table):
 def test_every_family_draws_partially_synthetic_sets(table, name):
     spec = SYNTHESIZERS[name]
     if spec.missing():
-        pytest.skip(spec.missing())
+        unavailable(spec.missing())
     params = {p: (d.choices[0] if hasattr(d, "choices") else d.low)
               for p, d in spec.space.items()}
     if spec.has_epochs:
