@@ -31,8 +31,10 @@ FORMATS = ("%Y-%m-%d", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M
            "%d/%m/%Y %H:%M", "%m/%d/%Y %H:%M", "%d/%m/%Y %H:%M:%S", "%m/%d/%Y %H:%M:%S")
 ISO_DATE, ISO_DATETIME = "%Y-%m-%d", "%Y-%m-%d %H:%M:%S"
 SAMPLE = 200  # values tried per text column before a format is parsed on the whole column
-# a cheap first filter: digits and date separators only, 6 to 19 characters
-_SHAPE = re.compile(r"^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}([ T]\d{1,2}:\d{2}(:\d{2})?)?$")
+PARSED = 0.9  # share of the sampled values a format must parse; the rest are named as errors
+# a cheap first filter: a four-digit year, digits and date separators, maybe a time
+_SHAPE = re.compile(r"(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{4})"
+                    r"([ T]\d{1,2}:\d{2}(:\d{2})?)?")
 
 
 def _sample(values: pd.Series) -> pd.Series:
@@ -43,20 +45,20 @@ def _sample(values: pd.Series) -> pd.Series:
 
 
 def detect_format(values: pd.Series) -> str | None:
-    """The first of :data:`FORMATS` that parses every sampled value of a text column, or None
-    (not text, no value, or not dates)."""
+    """The first of :data:`FORMATS` that parses the most sampled values of a text column, when
+    it parses at least :data:`PARSED` of them (a date column with a typo is a date column, its
+    typo an error: :func:`read_dates`), or None (not text, no value, or not dates)."""
     if not (pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values)):
         return None
     sample = _sample(values)
     if sample.empty or not all(isinstance(v, str) for v in sample):
         return None
     text = sample.str.strip()
-    if not text.str.fullmatch(_SHAPE).all():
+    if text.str.fullmatch(_SHAPE).mean() < PARSED:
         return None
-    for fmt in FORMATS:
-        if pd.to_datetime(text, format=fmt, errors="coerce").notna().all():
-            return fmt
-    return None
+    shares = [pd.to_datetime(text, format=fmt, errors="coerce").notna().mean() for fmt in FORMATS]
+    best = max(range(len(FORMATS)), key=lambda i: (shares[i], -i))
+    return FORMATS[best] if shares[best] >= PARSED else None
 
 
 def _parse(values: pd.Series, fmt: str, *, column: str, first_line: int) -> pd.Series:
@@ -68,7 +70,7 @@ def _parse(values: pd.Series, fmt: str, *, column: str, first_line: int) -> pd.S
     if bad.any():
         position = int(bad.to_numpy().nonzero()[0][0])
         raise InputError(
-            f"date column {column!r} holds {values.iloc[position]!r} on line "
+            f"date column {column!r} holds {str(values.iloc[position])!r} on line "
             f"{position + first_line}, which does not parse as {fmt!r} ({int(bad.sum())} "
             "value(s) do not): correct the value, make it empty (missing), or declare the "
             f"column's format in [data] dates = {{{column} = \"...\"}}")
