@@ -119,9 +119,12 @@ def content_reason(values: pd.Series) -> str | None:
     return None
 
 
-def findings(frame: pd.DataFrame, *, exempt: tuple[str, ...] = ()) -> dict[str, list[str]]:
+def findings(frame: pd.DataFrame, *, exempt: tuple[str, ...] = (),
+             shares: dict[str, float] | None = None) -> dict[str, list[str]]:
     """Every column of ``frame`` (but ``exempt``) found as a direct identifier, with why:
-    by name, by content on :func:`sample_of`, and unique for every record of the table."""
+    by name, by content on :func:`sample_of`, and unique for every record of the table (from
+    ``shares``, :func:`unique_shares`, counted here when not given; a column found already is
+    not counted on the whole table)."""
     sample = sample_of(frame)
     found: dict[str, list[str]] = {}
     for col in frame.columns:
@@ -139,9 +142,10 @@ def findings(frame: pd.DataFrame, *, exempt: tuple[str, ...] = ()) -> dict[str, 
         if why:
             found[name] = why
     if len(frame) >= MIN_RECORDS:
-        for name, share in unique_shares(frame).items():
-            if share >= 1.0 and name not in exempt:
-                found.setdefault(name, []).append("takes a different value in every record")
+        if shares is None:
+            shares = unique_shares(frame.drop(columns=[*found, *exempt]))
+        found |= {name: ["takes a different value in every record"]
+                  for name, share in shares.items() if share >= 1.0 and name not in exempt}
     return found
 
 
@@ -238,13 +242,12 @@ def drop_identifiers(cfg: Config, frame: pd.DataFrame) -> tuple[pd.DataFrame, li
     if rest.shape[1] == 0:
         raise ConfigError("data.identifiers names every column: nothing is left to synthesise")
     kept = tuple(cfg.data.keep_as_data)
-    found = findings(rest, exempt=kept)
+    shares = unique_shares(rest) if len(rest) >= MIN_RECORDS else {}
+    found = findings(rest, exempt=kept, shares=shares)
     if found:
         raise ConfigError(refusal(found))
     warnings = quasi_warnings(rest, keys=cfg.data.keys)
-    if len(rest) < MIN_RECORDS:
-        return rest, warnings
     warnings += [f"column {c!r} is unique for {s:.1%} of the records: if it identifies people, "
-                 f"declare it in [data] identifiers" for c, s in unique_shares(rest).items()
+                 f"declare it in [data] identifiers" for c, s in shares.items()
                  if NEARLY_UNIQUE <= s < 1.0 and c not in kept]
     return rest, warnings

@@ -26,6 +26,8 @@ LAST = ("Abbot", "Baker", "Castro", "Dunn", "Ellis", "Fox", "Grant", "Hale", "Iv
         "Underhill", "Vance", "Wolfe", "Young", "Zeller", "Ames", "Brook", "Crane", "Dale", "Eady")
 STREETS = ("Oak", "Maple", "Cedar", "Elm", "Pine", "Birch", "Willow", "Ash", "Hill", "Lake")
 KINDS = ("Street", "Avenue", "Road", "Lane", "Way")
+# the direct identifiers among its columns, as [data] identifiers declares them
+IDENTIFIERS = ["ADDRESS", "DRIVERS", "FIRST", "Id", "LAST", "MAIDEN", "PASSPORT", "SSN"]
 CITIES = (("Springfield", "Hampden County", "01101", 42.10, -72.59),
           ("Worcester", "Worcester County", "01601", 42.26, -71.80),
           ("Lowell", "Middlesex County", "01850", 42.63, -71.31),
