@@ -136,3 +136,20 @@ def test_no_false_alarm_on_the_tables_the_project_uses(table, tmp_path):
     rest, warnings = drop_identifiers(cfg, frame)
     assert rest.shape == frame.shape
     assert all("strong quasi-identifiers" not in w for w in warnings)
+
+
+def test_the_committed_patient_example_runs_past_the_checks(tmp_path, capsys):
+    """experiments/patients/patients.toml on a generated table: identifiers dropped, dates
+    read as dates, no warning left (its quasi-identifiers are the intruder's keys)."""
+    import shutil
+    from pathlib import Path
+
+    from tuner.search.context import prepare
+
+    example = Path(__file__).parents[2] / "experiments" / "patients" / "patients.toml"
+    shutil.copy(example, tmp_path / "patients.toml")
+    patients(543, seed=0).to_csv(tmp_path / "patients.csv", index=False)
+    ctx = prepare(config.load(tmp_path / "patients.toml"))
+    assert not set(IDENTIFIERS) & set(ctx.frame.columns)
+    assert ctx.date_formats == {"BIRTHDATE": "%Y-%m-%d", "DEATHDATE": "%Y-%m-%d"}
+    assert "warning" not in capsys.readouterr().out
