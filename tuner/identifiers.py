@@ -34,6 +34,7 @@ from tuner.config import Config, ConfigError
 NEARLY_UNIQUE = 0.95
 MIN_RECORDS = 50  # below this, any column with many levels is unique by chance
 SAMPLE = 2_000  # records judged by content: a share of 0.9 is then known within +-0.02
+FIRST_LOOK = 100  # values judged first; all SAMPLE only where these look like identifiers
 SHAPED = 0.9  # share of the sampled values that must have an identifier's shape
 MIN_DISTINCT = 10  # a column found by name needs this many values (a yes/no "has_email" is not)
 
@@ -94,10 +95,18 @@ def _judged(series: pd.Series) -> bool:
 
 
 def content_reason(values: pd.Series) -> str | None:
-    """What a column's sampled values look like, when that is a direct identifier."""
+    """What a column's sampled values look like, when that is a direct identifier: judged on
+    :data:`FIRST_LOOK` of them spread over the sample, and only where they look like one, on
+    all of them (most columns are categories or numbers, told apart at a glance)."""
     present = values.dropna()
     if present.empty or not _judged(values):
         return None
+    glance = present.iloc[::max(1, len(present) // FIRST_LOOK)]
+    return _shape(present) if _shape(glance) is not None else None
+
+
+def _shape(present: pd.Series) -> str | None:
+    """:func:`content_reason` on the non-missing values ``present``."""
     distinct = present.nunique() / len(present)
     if pd.api.types.is_integer_dtype(present):
         digits = present.abs().astype("string").str.len()
@@ -143,23 +152,26 @@ def findings(frame: pd.DataFrame, *, exempt: tuple[str, ...] = (),
             found[name] = why
     if len(frame) >= MIN_RECORDS:
         if shares is None:
-            shares = unique_shares(frame.drop(columns=[*found, *exempt]))
+            shares = unique_shares(frame, columns=[c for c in map(str, frame.columns)
+                                                   if c not in found and c not in exempt])
         found |= {name: ["takes a different value in every record"]
                   for name, share in shares.items() if share >= 1.0 and name not in exempt}
     return found
 
 
-def unique_shares(frame: pd.DataFrame) -> dict[str, float]:
+def unique_shares(frame: pd.DataFrame, *,
+                  columns: list[str] | None = None) -> dict[str, float]:
     """Share of distinct non-missing values among the records, per judged column. Counted on
     the whole table only where the sample is at least :data:`NEARLY_UNIQUE` unique; elsewhere
     the sample's distinct values over the records stand for it (a lower bound, below
-    :data:`NEARLY_UNIQUE` as the table's share is: fewer records, fewer repeats)."""
+    :data:`NEARLY_UNIQUE` as the table's share is: fewer records, fewer repeats). ``columns``:
+    those judged (default: every one)."""
     n = len(frame)
     if not n:
         return {}
     sample = sample_of(frame)
     out = {}
-    for col in frame.columns:
+    for col in frame.columns if columns is None else columns:
         if not _judged(frame[col]):
             continue
         if sample[col].nunique(dropna=True) / len(sample) < NEARLY_UNIQUE:
@@ -219,9 +231,11 @@ _QUASI = ((_coordinates, "precise geographic coordinates (4 or more decimals: a 
 
 
 def quasi_warnings(frame: pd.DataFrame, *, keys: tuple[str, ...] | None = None) -> list[str]:
-    """Warnings naming precise coordinates and full dates of birth not among ``keys``."""
+    """Warnings naming precise coordinates and full dates of birth not among ``keys``, judged
+    on :func:`sample_of` (a warning, not a refusal)."""
     known = set(keys or ())
-    found = [([c for c in which(frame) if c not in known], held, coarser)
+    sample = sample_of(frame)
+    found = [([c for c in which(sample) if c not in known], held, coarser)
              for which, held, coarser in _QUASI]
     return [f"column(s) {columns} hold {held}: strong quasi-identifiers. Coarsen them "
             f"({coarser}) or drop them, or declare them among [data] keys so that M's intruder "
@@ -238,14 +252,14 @@ def drop_identifiers(cfg: Config, frame: pd.DataFrame) -> tuple[pd.DataFrame, li
     if unknown:
         raise ConfigError(f"data.identifiers names column(s) {unknown} that the data do not "
                           f"have; the data's columns are {list(map(str, frame.columns))}")
-    rest = frame.drop(columns=declared)
+    rest = frame.drop(columns=declared) if declared else frame  # drop copies every column
     if rest.shape[1] == 0:
         raise ConfigError("data.identifiers names every column: nothing is left to synthesise")
     kept = tuple(cfg.data.keep_as_data)
-    shares = unique_shares(rest) if len(rest) >= MIN_RECORDS else {}
-    found = findings(rest, exempt=kept, shares=shares)
+    found = findings(rest, exempt=kept)  # a column found is not counted on the whole table
     if found:
         raise ConfigError(refusal(found))
+    shares = unique_shares(rest) if len(rest) >= MIN_RECORDS else {}  # warnings (kept too)
     warnings = quasi_warnings(rest, keys=cfg.data.keys)
     warnings += [f"column {c!r} is unique for {s:.1%} of the records: if it identifies people, "
                  f"declare it in [data] identifiers" for c, s in shares.items()

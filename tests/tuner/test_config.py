@@ -243,8 +243,7 @@ def test_cli_exits_2_on_an_identifier_column(tmp_path, capsys):
     _tiny_run_config(tmp_path)
     assert main(["run", str(tmp_path / "study.toml"), "--no-progress"]) == 2
     err = capsys.readouterr().err
-    assert "'record_no': named like a record identifier" in err
-    assert "takes a different value in every record" in err
+    assert "'record_no': named like a record identifier\n" in err  # not also counted
 
 
 @pytest.mark.parametrize(("text", "names", "match"), [
