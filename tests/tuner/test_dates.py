@@ -164,3 +164,15 @@ def test_a_patient_release_holds_new_dates_in_the_input_form(tmp_path, form):
     for measured in ("cap_difference.COUNTY", "dcr_excess", "copies_difference"):
         assert measured in manifest
     assert '"ran": true' in manifest  # the release audit refitted on the dates
+
+
+def test_the_report_draws_a_date_column_on_a_year_axis():
+    from tuner.plots import marginal_tables, marginals
+
+    born = pd.Series(pd.to_datetime(["1950-06-01", "1960-01-01", "1970-01-01", "1980-07-01"] * 50))
+    real = pd.DataFrame({"born": born, "x": ["a", "b"] * 100})
+    (table,) = [t for t in marginal_tables(real, real, {}, min_count=1) if t.column == "born"]
+    assert table.kind == "histogram" and table.axis == "year"
+    assert 1950 <= table.edges[0] < table.edges[-1] <= 1981  # decimal years of the real range
+    figure = marginals([table])
+    assert figure.axes[0].get_xlabel() == "year"
