@@ -176,3 +176,18 @@ def test_the_report_draws_a_date_column_on_a_year_axis():
     assert 1950 <= table.edges[0] < table.edges[-1] <= 1981  # decimal years of the real range
     figure = marginals([table])
     assert figure.axes[0].get_xlabel() == "year"
+
+
+def test_a_bad_date_stops_the_run_before_any_trial_naming_value_and_line(tmp_path, capsys):
+    from tuner.cli import main
+
+    table = patients(120, seed=1).drop(columns=IDENTIFIERS)
+    table.loc[57, "BIRTHDATE"] = "1961-13-02"  # record 58: line 59 under the header
+    table.to_csv(tmp_path / "p.csv", index=False)
+    (tmp_path / "study.toml").write_text('[data]\npath = "p.csv"\npopulation_size = 100000\n'
+                                         '[study]\noutput = "out"\n')
+    assert main(["run", str(tmp_path / "study.toml"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "date column 'BIRTHDATE' holds '1961-13-02' on line 59" in err
+    assert not (tmp_path / "out" / "study.db").exists()
+    assert not (tmp_path / "out" / "release").exists()
