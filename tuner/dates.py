@@ -105,9 +105,8 @@ def _plain(values: pd.Series) -> tuple[pd.Series, str] | None:
         out = pd.to_datetime(values)
     else:
         return None
-    ns = out.to_numpy(dtype="datetime64[ns]").view("int64")
-    whole_days = bool((ns[~np.isnat(out.to_numpy(dtype="datetime64[ns]"))]
-                       % 86_400_000_000_000 == 0).all())
+    stamps = out.to_numpy(dtype="datetime64[ns]")
+    whole_days = bool((stamps[~np.isnat(stamps)].view("int64") % 86_400_000_000_000 == 0).all())
     return out, ISO_DATE if whole_days else ISO_DATETIME
 
 
