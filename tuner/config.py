@@ -266,7 +266,7 @@ def data_problems(cfg: Config, columns: list[str], n_rows: int) -> list[str]:
     named = {
         "data.keys": list(d.keys or ()),
         "data.stratify": [d.stratify] if d.stratify else [],
-        "data.keep_unique": list(d.keep_unique),
+        "data.keep_as_data": list(d.keep_as_data),
         "data.missing_codes": list(d.missing_codes or {}),
         "study.synthesize": list(cfg.study.synthesize or ()),
         **measures.column_options(cfg.risk),
@@ -304,7 +304,8 @@ def data_problems(cfg: Config, columns: list[str], n_rows: int) -> list[str]:
 # keys renamed so that one word, "keys", says what the intruder knows (issue 27): the old names
 # are read for one release, with a warning naming the new one
 RENAMED_KEYS = {("data", "quasi_identifiers"): "keys", ("risk", "cap_keys"): "attribute_keys",
-                ("risk", "identification_known"): "identification_keys"}
+                ("risk", "identification_known"): "identification_keys",
+                ("data", "keep_unique"): "keep_as_data"}  # issue 33: names and codes too
 
 
 def _renamed(raw: dict[str, Any], errors: list[str]) -> dict[str, Any]:

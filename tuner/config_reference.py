@@ -41,7 +41,8 @@ def _toml(value: Any) -> str:
 
 def _type(kind: str) -> str:
     """How the page names a key's kind (:func:`tuner.config_values.kind_of`)."""
-    return {"columns": "list of strings", "codes": "table of lists"}.get(kind, kind)
+    return {"columns": "list of strings", "codes": "table of lists",
+            "formats": "table of strings"}.get(kind, kind)
 
 
 def _space(dist: Any) -> str:

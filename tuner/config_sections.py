@@ -35,9 +35,13 @@ class DataConfig:
     stratify: str | None = key(None, help="a column the split keeps the shares of")
     missing_codes: dict[str, tuple[Any, ...]] | None = key(
         None, help="per column, codes read as missing, e.g. {income = [-8]} (SD2011)")
+    dates: dict[str, str] | None = key(
+        None, help='per column, the date format of a CSV column, e.g. {BIRTHDATE = "%d/%m/%Y"} '
+                   "(other date columns are detected); read as dates, released in that format")
     identifiers: tuple[str, ...] = key((), help="direct identifiers: dropped before anything else")
-    keep_unique: tuple[str, ...] = key(
-        (), help="unique-per-record columns that are not identifiers (else refused)")
+    keep_as_data: tuple[str, ...] = key(
+        (), help="columns found as direct identifiers (by name, content or uniqueness) that are "
+                 "not: kept and synthesised as data (else refused)")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -34,7 +34,8 @@ _KINDS: dict[Any, str] = {Path: "path", bool: "bool", int: "int", float: "float"
 
 def kind_of(annotation: Any) -> str:
     """The option kind of a dataclass field's type (``X | None`` as ``X``): ``Path`` a path,
-    ``tuple[str, ...]`` a list of columns, ``dict[str, tuple[...]]`` per-column codes, and
+    ``tuple[str, ...]`` a list of columns, ``dict[str, tuple[...]]`` per-column codes,
+    ``dict[str, str]`` per-column formats (``strftime`` directives), and
     ``bool``, ``int``, ``float``, ``str`` themselves. Any other type is a programming error
     (a new key whose type no reader knows), raised, never read as a string."""
     args = [a for a in typing.get_args(annotation) if a is not type(None)]
@@ -43,6 +44,8 @@ def kind_of(annotation: Any) -> str:
         return kind_of(args[0])
     if origin is tuple and args == [str, Ellipsis]:
         return "columns"
+    if origin is dict and args == [str, str]:
+        return "formats"
     if origin is dict and args and args[0] is str:
         return "codes"
     if annotation in _KINDS:
@@ -72,6 +75,13 @@ def coerce(where: str, kind: str, value: Any, base: Path) -> Any:
             raise ConfigError(f"{where} must be a table of column = [codes read as missing], "
                               f"e.g. {{ income = [-8] }}, got {value!r}")
         return {str(k): tuple(v) for k, v in value.items()}
+    if kind == "formats":
+        ok = isinstance(value, dict) and all(isinstance(v, str) and "%" in v
+                                             for v in value.values())
+        if not ok:
+            raise ConfigError(f"{where} must be a table of column = \"strftime format\", e.g. "
+                              f"{{ BIRTHDATE = \"%d/%m/%Y\" }}, got {value!r}")
+        return {str(k): v for k, v in value.items()}
     if kind == "columns":
         if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             raise ConfigError(f"{where} must be a list of strings, got {value!r}")

@@ -1,60 +1,267 @@
-"""Direct identifiers: dropped before anything else, and undeclared ones refused (design §9.1).
+"""Direct identifiers: dropped before anything else, and undeclared ones refused, all at once
+(design §9.1; issue 33).
 
-A column that takes a different value in every record (a name, a record number, a phone
-number) identifies every person by itself; synthesising it copies or invents identifiers, and
-no risk measure on the other columns can see that. Declared identifiers (``[data]
-identifiers``) are removed from the table before the split. An undeclared column unique for
-every record stops the run before any trial, naming the column and the fix; one unique for at
-least 95 % of the records is warned about. Float columns are measurements (an income, a
-weight) whose values are naturally all distinct, so they are not judged by uniqueness; a
-unique-per-record column that is not an identifier is declared in ``[data] keep_unique``.
+A direct identifier (a name, a social security or passport number, an address, a record
+number) identifies a person by itself; synthesising it copies or invents identifiers, and no
+risk measure on the other columns can see that. Declared identifiers (``[data] identifiers``)
+are removed from the table before the split. Every other column is judged before any trial:
+
+* by its name (:data:`NAME_RULES`: names, surname, maiden, SSN / NI / social security,
+  passport, licence, email, phone, address, street, record / patient / customer id, ...);
+* by its content, on a sample of :data:`SAMPLE` records spread over the table so that the check
+  stays fast on a big one (:func:`content_reason`: SSN- or NI-shaped values, emails, phone
+  numbers, long letter-digit codes unique or nearly so, free text);
+* by uniqueness on the whole table: a non-float column unique for every record.
+
+Every column found is named in one message (:func:`refusal`), with the choices: drop it
+(``[data] identifiers``) or keep it as data (``[data] keep_as_data``). A column unique for at
+least 95 % of the records is warned about. Float columns are measurements (an income, a weight)
+whose values are naturally all distinct, so they are judged by name only. Precise geographic
+coordinates and full dates of birth are not direct identifiers but strong quasi-identifiers
+(Sweeney 2000: date of birth, sex and ZIP code single out most Americans): a warning names
+them with what to do (:func:`quasi_warnings`).
 """
 
 from __future__ import annotations
 
+import re
+
+import numpy as np
 import pandas as pd
 
 from tuner.config import Config, ConfigError
 
 NEARLY_UNIQUE = 0.95
 MIN_RECORDS = 50  # below this, any column with many levels is unique by chance
+SAMPLE = 2_000  # records judged by content: a share of 0.9 is then known within +-0.02
+FIRST_LOOK = 100  # values judged first; all SAMPLE only where these look like identifiers
+SHAPED = 0.9  # share of the sampled values that must have an identifier's shape
+MIN_DISTINCT = 10  # a column found by name needs this many values (a yes/no "has_email" is not)
+
+# (what the name says, pattern on the name's lower-case words joined by "_"); checked on the
+# words so that "LAST" and "last_name" match and "last_visit" does not
+NAME_RULES: tuple[tuple[str, str], ...] = (
+    ("a person's name", r"(first|last|given|middle|maiden|family|full|sur|fore|nick|patient|"
+                        r"customer|client|person|member|mother|father)?_?name|surname|forename|"
+                        r"first|last|given|maiden|middle|initials"),
+    ("a social security or national insurance number",
+     r"ssn|sin|nino|tin|(.*_)?(social_?security|national_?insurance)(_.*)?|"
+     r"(ni|nhs)_?(number|no)|nhs|tax_?id"),
+    ("a passport number", r"(.*_)?passports?\d*(_.*)?"),
+    ("a driving licence number", r"(.*_)?licen[cs]es?(_.*)?|drivers?(_.*)?"),
+    ("an email address", r"(.*_)?e_?mail\d*(_.*)?"),
+    ("a phone number", r"(.*_)?(phone|telephone|mobile|fax|tel)\d*(_.*)?"),
+    ("an address", r"(.*_)?(address|addr|street)\d*(_.*)?"),
+    ("a record identifier", r"id|uuid|guid|mrn|(.*_)?(record|patient|customer|client|person|"
+                            r"member|subject|participant|account|case|user|employee|student)_?"
+                            r"(id|number|no|num|code)"),
+)
+_NAMES = [(said, re.compile(pattern)) for said, pattern in NAME_RULES]
+
+# (what the values look like, pattern every value must match), on text values
+SHAPES: tuple[tuple[str, str], ...] = (
+    ("social security numbers (999-99-9999)", r"\d{3}-\d{2}-\d{4}"),
+    ("national insurance numbers (AB123456C)", r"[A-Za-z]{2}\d{6}[A-Da-d]"),
+    ("email addresses", r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}"),
+)
+_PHONE_CHARS = r"\+?[\d\s().\-x]+"
+_CODE = r"[A-Za-z0-9][A-Za-z0-9\-]{5,}"  # six or more letters and digits, with dashes
+
+
+def words(name: str) -> str:
+    """A column name as lower-case words joined by "_" ("firstName", "FIRST NAME" and
+    "first-name" all give "first_name")."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", str(name))
+    return "_".join(w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w)
+
+
+def name_reason(name: str) -> str | None:
+    """What a column's name says it holds, when that is a direct identifier."""
+    said = words(name)
+    return next((what for what, rule in _NAMES if rule.fullmatch(said)), None)
+
+
+def sample_of(frame: pd.DataFrame, size: int = SAMPLE) -> pd.DataFrame:
+    """Every k-th record, at most ``size`` of them: spread over the table (a file sorted by
+    date or region is judged on all of it) and the same every time."""
+    step = max(1, -(-len(frame) // size))
+    return frame.iloc[::step]
 
 
 def _judged(series: pd.Series) -> bool:
-    return not pd.api.types.is_float_dtype(series)
+    """Judged by content and uniqueness: not a float measurement, a date or a yes/no."""
+    return not (pd.api.types.is_float_dtype(series) or pd.api.types.is_bool_dtype(series)
+                or pd.api.types.is_datetime64_any_dtype(series))
 
 
-def unique_shares(frame: pd.DataFrame) -> dict[str, float]:
-    """Share of distinct non-missing values among the records, per non-float column."""
+def content_reason(values: pd.Series) -> str | None:
+    """What a column's sampled values look like, when that is a direct identifier: judged on
+    :data:`FIRST_LOOK` of them spread over the sample, and only where they look like one, on
+    all of them (most columns are categories or numbers, told apart at a glance)."""
+    present = values.dropna()
+    if present.empty or not _judged(values):
+        return None
+    glance = present.iloc[::max(1, len(present) // FIRST_LOOK)]
+    return _shape(present) if _shape(glance) is not None else None
+
+
+def _shape(present: pd.Series) -> str | None:
+    """:func:`content_reason` on the non-missing values ``present``."""
+    distinct = present.nunique() / len(present)
+    if pd.api.types.is_integer_dtype(present):
+        digits = present.abs().astype("string").str.len()
+        if (digits >= 9).mean() >= SHAPED and distinct >= SHAPED:
+            return "long numeric codes, unique or nearly so"
+        return None
+    text = present.astype("string").str.strip()
+    for said, shape in SHAPES:
+        if text.str.fullmatch(shape).mean() >= SHAPED:
+            return said
+    n_digits = text.str.count(r"\d")
+    phone = text.str.fullmatch(_PHONE_CHARS) & n_digits.between(9, 15) & (n_digits < text.str.len())
+    if phone.mean() >= SHAPED:
+        return "phone numbers"
+    if distinct >= SHAPED and (text.str.fullmatch(_CODE) & (n_digits > 0)).mean() >= SHAPED:
+        return "letter-digit codes, unique or nearly so"
+    if distinct >= 0.5 and text.str.count(r"\s+").mean() >= 2:
+        return "free text (three or more words, mostly different)"
+    return None
+
+
+def findings(frame: pd.DataFrame, *, exempt: tuple[str, ...] = (),
+             shares: dict[str, float] | None = None) -> dict[str, list[str]]:
+    """Every column of ``frame`` (but ``exempt``) found as a direct identifier, with why:
+    by name, by content on :func:`sample_of`, and unique for every record of the table (from
+    ``shares``, :func:`unique_shares`, counted here when not given; a column found already is
+    not counted on the whole table)."""
+    sample = sample_of(frame)
+    found: dict[str, list[str]] = {}
+    for col in frame.columns:
+        name = str(col)
+        if name in exempt:
+            continue
+        why = []
+        values = sample[col].dropna()
+        enough = values.nunique() >= min(MIN_DISTINCT, max(2, len(values) // 2))
+        if (said := name_reason(name)) is not None and enough \
+                and not pd.api.types.is_datetime64_any_dtype(values):
+            why.append(f"named like {said}")
+        if (shape := content_reason(sample[col])) is not None:
+            why.append(f"holds {shape}")
+        if why:
+            found[name] = why
+    if len(frame) >= MIN_RECORDS:
+        if shares is None:
+            shares = unique_shares(frame, columns=[c for c in map(str, frame.columns)
+                                                   if c not in found and c not in exempt])
+        found |= {name: ["takes a different value in every record"]
+                  for name, share in shares.items() if share >= 1.0 and name not in exempt}
+    return found
+
+
+def unique_shares(frame: pd.DataFrame, *,
+                  columns: list[str] | None = None) -> dict[str, float]:
+    """Share of distinct non-missing values among the records, per judged column. Counted on
+    the whole table only where the sample is at least :data:`NEARLY_UNIQUE` unique; elsewhere
+    the sample's distinct values over the records stand for it (a lower bound, below
+    :data:`NEARLY_UNIQUE` as the table's share is: fewer records, fewer repeats). ``columns``:
+    those judged (default: every one)."""
     n = len(frame)
-    return {str(c): frame[c].nunique(dropna=True) / n for c in frame.columns
-            if n and _judged(frame[c])}
+    if not n:
+        return {}
+    sample = sample_of(frame)
+    out = {}
+    for col in frame.columns if columns is None else columns:
+        if not _judged(frame[col]):
+            continue
+        if sample[col].nunique(dropna=True) / len(sample) < NEARLY_UNIQUE:
+            out[str(col)] = sample[col].nunique(dropna=True) / n
+            continue
+        out[str(col)] = frame[col].nunique(dropna=True) / n
+    return out
+
+
+# the choices one message offers, each a line; a new one (fake values in their place) is one
+# more entry here
+CHOICES: tuple[str, ...] = (
+    "drop it: [data] identifiers = {listed!r} (the release has no such column)",
+    "keep it as data, synthesised like any other column, if it is not a direct identifier (a "
+    "measurement, a code of a category): [data] keep_as_data = [...] naming it",
+)
+
+
+def refusal(found: dict[str, list[str]]) -> str:
+    """One message naming every column of ``found`` with why, and the choices."""
+    listed = sorted(found)
+    lines = [f"{len(listed)} column(s) look like direct identifiers, which would be "
+             "synthesised and released (nothing runs until each is declared):"]
+    lines += [f"  - {name!r}: {'; '.join(found[name])}" for name in listed]
+    lines.append("For each, choose:")
+    lines += [f"  * {choice.format(listed=listed)}" for choice in CHOICES]
+    return "\n".join(lines)
+
+
+def _named(frame: pd.DataFrame, pattern: str) -> list[tuple[str, pd.Series]]:
+    """The columns whose words (:func:`words`) match ``pattern``, with their values."""
+    return [(str(c), frame[c].dropna()) for c in frame.columns
+            if re.fullmatch(pattern, words(str(c)))]
+
+
+def _coordinates(frame: pd.DataFrame) -> list[str]:
+    """Float columns named as latitudes or longitudes whose values carry 4 or more decimals
+    (11 m or finer)."""
+    named = _named(frame, r"(.*_)?(lat|latitude|lon|lng|long|longitude)(_.*)?")
+    scaled = {c: v.to_numpy(dtype=float) * 1e3 for c, v in named
+              if pd.api.types.is_float_dtype(v) and len(v)}
+    return [c for c, x in scaled.items() if np.mean(np.abs(x - np.round(x)) > 1e-6) >= 0.5]
+
+
+def _birth_dates(frame: pd.DataFrame) -> list[str]:
+    """Date columns named as a date of birth that hold the day (not all on the 1st)."""
+    named = _named(frame, r"(.*_)?(birth|dob|born|birthdate|birthday|bdate)(_.*)?")
+    return [c for c, v in named
+            if pd.api.types.is_datetime64_any_dtype(v) and bool((v.dt.day != 1).any())]
+
+
+# (which columns, what they hold, how to coarsen them) for :func:`quasi_warnings`
+_QUASI = ((_coordinates, "precise geographic coordinates (4 or more decimals: a house)",
+           "2 decimals is about 1 km"),
+          (_birth_dates, "full dates of birth (with sex and a ZIP code they single out most "
+                         "people)", "year, or month and year"))
+
+
+def quasi_warnings(frame: pd.DataFrame, *, keys: tuple[str, ...] | None = None) -> list[str]:
+    """Warnings naming precise coordinates and full dates of birth not among ``keys``, judged
+    on :func:`sample_of` (a warning, not a refusal)."""
+    known = set(keys or ())
+    sample = sample_of(frame)
+    found = [([c for c in which(sample) if c not in known], held, coarser)
+             for which, held, coarser in _QUASI]
+    return [f"column(s) {columns} hold {held}: strong quasi-identifiers. Coarsen them "
+            f"({coarser}) or drop them, or declare them among [data] keys so that M's intruder "
+            "matches on them" for columns, held, coarser in found if columns]
 
 
 def drop_identifiers(cfg: Config, frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """``frame`` without the declared identifiers, and warnings about nearly unique columns.
+    """``frame`` without the declared identifiers, and warnings (nearly unique columns, strong
+    quasi-identifiers).
 
-    :class:`ConfigError` for an undeclared column unique for every record (in tables of at
-    least ``MIN_RECORDS`` records)."""
+    :class:`ConfigError` naming every undeclared column found by :func:`findings`."""
     declared = list(cfg.data.identifiers)
     unknown = [c for c in declared if c not in frame.columns]
     if unknown:
         raise ConfigError(f"data.identifiers names column(s) {unknown} that the data do not "
                           f"have; the data's columns are {list(map(str, frame.columns))}")
-    rest = frame.drop(columns=declared)
+    rest = frame.drop(columns=declared) if declared else frame  # drop copies every column
     if rest.shape[1] == 0:
         raise ConfigError("data.identifiers names every column: nothing is left to synthesise")
-    if len(rest) < MIN_RECORDS:
-        return rest, []
-    shares = {c: s for c, s in unique_shares(rest).items() if c not in cfg.data.keep_unique}
-    unique = [c for c, s in shares.items() if s >= 1.0]
-    if unique:
-        raise ConfigError(
-            f"column(s) {unique} take a different value in every record: a direct identifier "
-            "would be synthesised and released. Declare it in [data] identifiers = "
-            f"{unique!r} to drop it, or, if it is not an identifier, in [data] keep_unique = "
-            f"{unique!r}")
-    warnings = [f"column {c!r} is unique for {s:.1%} of the records: if it identifies people, "
-                f"declare it in [data] identifiers" for c, s in shares.items()
-                if NEARLY_UNIQUE <= s < 1.0]
+    kept = tuple(cfg.data.keep_as_data)
+    found = findings(rest, exempt=kept)  # a column found is not counted on the whole table
+    if found:
+        raise ConfigError(refusal(found))
+    shares = unique_shares(rest) if len(rest) >= MIN_RECORDS else {}  # warnings (kept too)
+    warnings = quasi_warnings(rest, keys=cfg.data.keys)
+    warnings += [f"column {c!r} is unique for {s:.1%} of the records: if it identifies people, "
+                 f"declare it in [data] identifiers" for c, s in shares.items()
+                 if NEARLY_UNIQUE <= s < 1.0 and c not in kept]
     return rest, warnings

@@ -170,6 +170,7 @@ class Marginal:
     missing_real: float
     missing_synthetic: float
     score: float
+    axis: str = ""  # what a histogram's edges count: "year" for a date column (decimal years)
 
 
 def _label(value: Any) -> str:
@@ -247,7 +248,8 @@ def marginal_tables(real: pd.DataFrame, synthetic: pd.DataFrame, scores: dict[st
             str(column), "histogram" if edges else "bars", labels, edges, tuple(rv), tuple(sv),
             pooled, float(real[column].isna().mean()) if len(real) else 0.0,
             float(synthetic[column].isna().mean()) if len(synthetic) else 0.0,
-            float(scores.get(str(column), np.nan))))
+            float(scores.get(str(column), np.nan)),
+            "year" if kind == "datetime" and edges else ""))
     return tables
 
 
@@ -262,6 +264,8 @@ def marginals(tables: list[Marginal], *, per_row: int = 3) -> Figure:
             ax.stairs(t.real, t.edges, fill=True, color="tab:blue", alpha=0.5,
                       label="training")
             ax.stairs(t.synthetic, t.edges, color="tab:orange", lw=1.5, label="release")
+            if t.axis:  # a date column: decimal years, read as years
+                ax.set_xlabel(t.axis, fontsize=7)
         else:
             x = np.arange(len(t.labels))
             ax.bar(x - 0.2, t.real, width=0.4, color="tab:blue", label="training")

@@ -210,12 +210,16 @@ def test_an_undeclared_identifier_stops_the_run_naming_the_fix(tmp_path):
     from tuner.search.context import prepare
 
     _table_with(tmp_path, person=[f"P{i:04d}" for i in range(100)])
-    with pytest.raises(config.ConfigError, match=r"\['person'\] take a different value in every "
-                       r"record.*identifiers = \['person'\].*keep_unique"):
+    with pytest.raises(config.ConfigError, match=r"'person': .*takes a different value in every "
+                       r"record(.|\n)*identifiers = \['person'\](.|\n)*keep_as_data"):
         prepare(_tiny_run_config(tmp_path))
     ctx = prepare(_tiny_run_config(tmp_path, 'identifiers = ["person"]'))
     assert list(ctx.frame.columns) == ["a", "b"]  # dropped before anything else
-    ctx = prepare(_tiny_run_config(tmp_path, 'keep_unique = ["person"]'))
+    ctx = prepare(_tiny_run_config(tmp_path, 'keep_as_data = ["person"]'))
+    assert "person" in ctx.frame.columns
+    with pytest.warns(DeprecationWarning, match="data.keep_unique is now called "
+                                                "data.keep_as_data"):
+        ctx = prepare(_tiny_run_config(tmp_path, 'keep_unique = ["person"]'))
     assert "person" in ctx.frame.columns
     with pytest.raises(config.ConfigError, match=r"data\.identifiers names column\(s\) \['pid'\]"):
         prepare(_tiny_run_config(tmp_path, 'identifiers = ["pid"]'))
@@ -238,7 +242,8 @@ def test_cli_exits_2_on_an_identifier_column(tmp_path, capsys):
     _table_with(tmp_path, record_no=list(range(100)))
     _tiny_run_config(tmp_path)
     assert main(["run", str(tmp_path / "study.toml"), "--no-progress"]) == 2
-    assert "['record_no'] take a different value in every record" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "'record_no': named like a record identifier\n" in err  # not also counted
 
 
 @pytest.mark.parametrize(("text", "names", "match"), [

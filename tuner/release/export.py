@@ -37,6 +37,7 @@ from filelock import FileLock
 
 import risk
 from tuner import attrs, plots
+from tuner.dates import formatted
 from tuner.release import report
 from tuner.release.audit import CUSTODIAN_ONLY, public, release_audit
 from tuner.release.audit import metrics as audit_metrics
@@ -295,9 +296,10 @@ def _export(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
-        ev.synthetic.to_csv(staging / "synthetic.csv", index=False)
+        # dates in the input's format (tuner.dates), a missing one an empty field
+        formatted(ev.synthetic, ctx.date_formats).to_csv(staging / "synthetic.csv", index=False)
         for name, one in zip(set_files(len(ev.sets))[1:], ev.sets[1:], strict=True):
-            one.to_csv(staging / name, index=False)  # partial synthesis: sets 2..m
+            formatted(one, ctx.date_formats).to_csv(staging / name, index=False)  # partial: 2..m
         figures = _figures(ev, ctx, staging)
         if audited["membership"].get("ran"):  # the audit section shows it, not the figures list
             plots.save_figure(plots.audit_aucs(audited["membership"]), staging / "audit_auc.png")

@@ -10,6 +10,7 @@ import pandas as pd
 
 from tuner.config import Config, ConfigError, data_problems, raise_all
 from tuner.data import Split, fingerprint, frame_problems, read_table, split
+from tuner.dates import read_dates
 from tuner.identifiers import drop_identifiers
 from tuner.measures import identification
 from tuner.search import secret as study_secret
@@ -30,6 +31,8 @@ class Context:
     storage_url: str
     mlflow_uri: str
     fingerprint: str  # SHA-256 of the table, computed once
+    # the release format of each date column (tuner.dates): the input's, e.g. "%d/%m/%Y"
+    date_formats: dict[str, str] = dataclasses.field(default_factory=dict)
     progress: bool = True  # progress bars on long work (the release audit); --no-progress: off
     # the study's secret (tuner.search.secret); None: public seeds. Never in a repr/traceback
     secret: int | None = dataclasses.field(default=None, repr=False)
@@ -81,8 +84,9 @@ def partial_problems(cfg: Config, frame: pd.DataFrame) -> list[str]:
 
 
 def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
-    """Read the data, drop the declared identifiers (refusing undeclared ones), check the config
-    against the data and make the study's one seeded split."""
+    """Read the data, its dates as dates, drop the declared identifiers (refusing undeclared
+    ones, all at once), check the config against the data and make the study's one seeded
+    split."""
     out = cfg.study.output
     out.mkdir(parents=True, exist_ok=True)
     if frame is None:
@@ -91,6 +95,8 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
                            header_names=list(d.header_names) if d.header_names else None,
                            missing_values=list(d.missing_values))
     frame = apply_missing_codes(frame, cfg.data.missing_codes)
+    frame, date_formats = read_dates(frame, cfg.data.dates,
+                                     first_line=1 if cfg.data.header_names else 2)
     frame, warnings = drop_identifiers(cfg, frame)
     for warning in warnings:
         print(f"warning: {warning}")
@@ -124,4 +130,4 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
         raise ConfigError(f"audit.targets = {a.targets} is more than the {len(sp.train)} "
                           "training records; attack at most that many (the default is 20)")
     return Context(cfg, frame, sp, storage, cfg.study.mlflow_uri or local_uri(out),
-                   fp, secret=secret)
+                   fp, date_formats=date_formats, secret=secret)

@@ -1,0 +1,193 @@
+"""Dates are dates (issue 33, item 2): date columns of a CSV (detected or declared) and of a
+Parquet file read as datetimes, synthesised as SDV datetimes, released in the input's format,
+and measured by every risk measure as numbers of days."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import risk
+from experiments.patients.generate import patients
+from tests.tuner.conftest import TINY_AUDIT_KEYS
+from tuner.data import metadata_for
+from tuner.dates import detect_format, formatted, read_dates
+from tuner.errors import InputError
+
+
+@pytest.mark.parametrize(("values", "fmt"), [
+    (["2001-02-03", "1999-12-31", None], "%Y-%m-%d"),
+    (["2001-02-03 04:05:06", "1999-12-31 23:59:00"], "%Y-%m-%d %H:%M:%S"),
+    (["2001-02-03T04:05:06", "1999-12-31T23:59:00"], "%Y-%m-%dT%H:%M:%S"),
+    (["03/02/2001", "31/12/1999"], "%d/%m/%Y"),
+    (["02/03/2001", "12/31/1999"], "%m/%d/%Y"),  # a day above 12 in the second place
+    (["03.02.2001", "31.12.1999"], "%d.%m.%Y"),
+])
+def test_date_formats_are_detected(values, fmt):
+    assert detect_format(pd.Series(values, dtype=object)) == fmt
+
+
+@pytest.mark.parametrize("values", [["a", "b"], ["1-2", "3-4"], ["2001-02-30x", "2001-01-01"],
+                                    ["12.5", "13.25"], [None, None], ["1.2.3", "4.5.6"],
+                                    ["2001-02-03", "unknown"]])
+def test_text_that_is_not_dates_stays_text(values):
+    frame = pd.DataFrame({"c": pd.Series(values, dtype=object)})
+    out, formats = read_dates(frame)
+    assert formats == {} and out["c"].dtype == object
+
+
+def test_dates_read_and_written_back_in_their_own_format_with_missing_kept():
+    frame = pd.DataFrame({"born": ["31/01/1960", None, "02/11/1975"],
+                          "seen": ["2020-01-05", "2021-03-04", None], "x": [1, 2, 3]})
+    out, formats = read_dates(frame, {"born": "%d/%m/%Y"})
+    assert formats == {"born": "%d/%m/%Y", "seen": "%Y-%m-%d"}
+    assert out["born"].dtype.kind == "M" and out["seen"].dtype.kind == "M"
+    assert out["born"].iloc[0] == pd.Timestamp("1960-01-31")
+    back = formatted(out, formats)
+    pd.testing.assert_frame_equal(back.astype(object).where(back.notna(), None),
+                                  frame.astype(object).where(frame.notna(), None))
+    assert metadata_for(out).to_dict()["tables"]["table"]["columns"]["born"]["sdtype"] == \
+        "datetime"
+
+
+def test_an_unparseable_date_is_named_with_its_value_and_line():
+    born = [f"{1950 + i % 50}-0{1 + i % 9}-1{i % 10}" for i in range(30)]
+    born[3] = "2003-02-31"
+    frame = pd.DataFrame({"x": range(30), "born": born})
+    with pytest.raises(InputError, match=r"date column 'born' holds '2003-02-31' on line 5, "
+                                         r"which does not parse as '%Y-%m-%d'"):
+        read_dates(frame)
+    with pytest.raises(InputError, match=r"'x' holds '0' on line 2"):
+        read_dates(frame, {"x": "%Y"})  # declared: every value must parse
+    with pytest.raises(InputError, match=r"data.dates names column\(s\) \['died'\]"):
+        read_dates(frame, {"died": "%Y-%m-%d"})
+
+
+def test_parquet_datetimes_dates_and_time_zones_are_plain_datetimes(tmp_path):
+    from tuner.data import read_table
+
+    frame = pd.DataFrame({
+        "stamp": pd.to_datetime(["2001-02-03 04:05:06", None]),
+        "day": [dt.date(2001, 2, 3), None],
+        "zoned": pd.to_datetime(["2001-02-03 04:05:06+02:00", "2001-02-04 00:00:00+02:00"]),
+        "x": [1.0, 2.0]})
+    frame.to_parquet(tmp_path / "t.parquet")
+    out, formats = read_dates(read_table(tmp_path / "t.parquet"))
+    assert formats == {"stamp": "%Y-%m-%d %H:%M:%S", "day": "%Y-%m-%d",
+                       "zoned": "%Y-%m-%d %H:%M:%S"}
+    assert all(out[c].dtype == "datetime64[ns]" for c in formats)
+    assert out["zoned"].iloc[0] == pd.Timestamp("2001-02-03 02:05:06")  # as UTC
+    assert formatted(out, formats)["day"].tolist()[0] == "2001-02-03"
+
+
+def _as_days(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every datetime column as a float number of days since 1970."""
+    return frame.assign(**{c: (frame[c] - pd.Timestamp("1970-01-01")) / pd.Timedelta(days=1)
+                           for c in frame.columns if frame[c].dtype.kind == "M"})
+
+
+def test_every_risk_measure_reads_dates_as_days():
+    """Exact copies, DCR, CAP with a date key and M give the same numbers on dates as on the
+    same dates written as numbers of days (design §3 step 3; the audit: test below)."""
+    rng = np.random.default_rng(5)
+
+    def table(n: int) -> pd.DataFrame:
+        return pd.DataFrame({
+            "born": pd.Timestamp("1950-01-01") + pd.to_timedelta(rng.integers(0, 40, n) * 365,
+                                                                 unit="D"),
+            "sex": rng.choice(["f", "m"], n), "ill": rng.choice(["y", "n"], n)})
+
+    train, holdout, synthetic = table(400), table(400), table(400)
+    synthetic.iloc[:40] = train.iloc[:40].to_numpy()  # some copies to count
+    days = [_as_days(f) for f in (train, holdout, synthetic)]
+    copies = (risk.exact_copies(train, synthetic, holdout=holdout, numeric_bins=20),
+              risk.exact_copies(*days[::2], holdout=days[1], numeric_bins=20))
+    assert copies[0].to_dict() == pytest.approx(copies[1].to_dict())
+    assert copies[0].to_dict()["train_share"] >= 0.1
+    dcr = [risk.distance_to_closest_record(a, c, holdout=b, random_state=0)
+           for a, b, c in ((train, holdout, synthetic), days)]
+    assert dcr[0].to_dict() == pytest.approx(dcr[1].to_dict())
+    caps = [risk.cap(a, c, keys=["born", "sex"], target="ill", holdout=b)
+            for a, b, c in ((train, holdout, synthetic), days)]
+    assert caps[0].to_dict() == pytest.approx(caps[1].to_dict())
+    ms = [risk.membership_disclosure(a, b, c, population_size=10_000, repeats=10,
+                                     random_state=0, curve=False)
+          for a, b, c in ((train, holdout, synthetic), days)]
+    assert ms[0].to_dict() == pytest.approx(ms[1].to_dict())
+
+
+IDENTIFIERS = ["ADDRESS", "DRIVERS", "FIRST", "Id", "LAST", "MAIDEN", "PASSPORT", "SSN"]
+
+
+def _patient_study(tmp_path, data_file: str) -> dict:
+    return {"data": {"path": str(tmp_path / data_file), "population_size": 100_000,
+                     "identifiers": IDENTIFIERS, "keys": ["BIRTHDATE", "PREFIX", "CITY"]},
+            "study": {"name": "patients", "synthesizers": ["gaussian_copula"], "n_trials": 2,
+                      "output": str(tmp_path / "out"), "public_seed": True},
+            "risk": {"repeats": 10, "attribute_keys": ["BIRTHDATE", "PREFIX"],
+                     "cap_targets": ["COUNTY"]},
+            "utility": {"metric": "quality_report"}, "audit": dict(TINY_AUDIT_KEYS)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("form", ["csv", "parquet"])
+def test_a_patient_release_holds_new_dates_in_the_input_form(tmp_path, form):
+    """The issue's example end to end: identifiers dropped, birth dates new dates in the input's
+    form inside the real range, death dates' missing share kept; the gate (copies, DCR, CAP
+    with a date key, M) and the release audit ran on the dates."""
+    import tuner
+
+    real = patients(543, seed=3)
+    if form == "csv":
+        real.to_csv(tmp_path / "patients.csv", index=False)
+    else:  # a datetime column and a date column
+        real.assign(BIRTHDATE=pd.to_datetime(real["BIRTHDATE"]),
+                    DEATHDATE=pd.to_datetime(real["DEATHDATE"]).dt.date
+                    .where(real["DEATHDATE"].notna(), None)).to_parquet(tmp_path / "p.parquet")
+    study = tuner.tune(_patient_study(tmp_path, "patients.csv" if form == "csv" else
+                                      "p.parquet"))
+    assert study.release_folder is not None
+    released = pd.read_csv(study.release_folder / "synthetic.csv", dtype=str)
+    assert not set(IDENTIFIERS) & set(released.columns)
+    born = released["BIRTHDATE"].dropna()
+    assert born.str.fullmatch(r"\d{4}-\d{2}-\d{2}").all()
+    real_born = pd.to_datetime(real["BIRTHDATE"])
+    assert pd.to_datetime(born).between(real_born.min(), real_born.max()).all()
+    assert (~born.isin(real["BIRTHDATE"])).mean() > 0.5  # new dates, not re-emitted ones
+    died = released["DEATHDATE"]
+    assert died.dropna().str.fullmatch(r"\d{4}-\d{2}-\d{2}").all()
+    assert abs(died.isna().mean() - real["DEATHDATE"].isna().mean()) < 0.08
+    manifest = (study.release_folder / "manifest.json").read_text()
+    for measured in ("cap_difference.COUNTY", "dcr_excess", "copies_difference"):
+        assert measured in manifest
+    assert '"ran": true' in manifest  # the release audit refitted on the dates
+
+
+def test_the_report_draws_a_date_column_on_a_year_axis():
+    from tuner.plots import marginal_tables, marginals
+
+    born = pd.Series(pd.to_datetime(["1950-06-01", "1960-01-01", "1970-01-01", "1980-07-01"] * 50))
+    real = pd.DataFrame({"born": born, "x": ["a", "b"] * 100})
+    (table,) = [t for t in marginal_tables(real, real, {}, min_count=1) if t.column == "born"]
+    assert table.kind == "histogram" and table.axis == "year"
+    assert 1950 <= table.edges[0] < table.edges[-1] <= 1981  # decimal years of the real range
+    figure = marginals([table])
+    assert figure.axes[0].get_xlabel() == "year"
+
+
+def test_a_bad_date_stops_the_run_before_any_trial_naming_value_and_line(tmp_path, capsys):
+    from tuner.cli import main
+
+    table = patients(120, seed=1).drop(columns=IDENTIFIERS)
+    table.loc[57, "BIRTHDATE"] = "1961-13-02"  # record 58: line 59 under the header
+    table.to_csv(tmp_path / "p.csv", index=False)
+    (tmp_path / "study.toml").write_text('[data]\npath = "p.csv"\npopulation_size = 100000\n'
+                                         '[study]\noutput = "out"\n')
+    assert main(["run", str(tmp_path / "study.toml"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "date column 'BIRTHDATE' holds '1961-13-02' on line 59" in err
+    assert not (tmp_path / "out" / "study.db").exists()
+    assert not (tmp_path / "out" / "release").exists()

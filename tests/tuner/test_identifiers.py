@@ -1,0 +1,155 @@
+"""Direct identifiers found before any trial, by name, content and uniqueness, all in one
+message; strong quasi-identifiers warned about; no false alarm on the project's tables (issue 33,
+item 1; design §9.1)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from experiments.patients.generate import patients
+from tests.data import load_acs_sample, load_adult, load_ce, require
+from tuner import config
+from tuner.cli import main
+from tuner.data import read_builtin
+from tuner.dates import read_dates
+from tuner.identifiers import content_reason, findings, name_reason, quasi_warnings
+
+IDENTIFIERS = ["ADDRESS", "DRIVERS", "FIRST", "Id", "LAST", "MAIDEN", "PASSPORT", "SSN"]
+
+
+def _patient_config(tmp_path, data_extra: str = "") -> config.Config:
+    patients(543, seed=3).to_csv(tmp_path / "patients.csv", index=False)
+    path = tmp_path / "study.toml"
+    path.write_text(f'[data]\npath = "patients.csv"\npopulation_size = 100000\n{data_extra}\n'
+                    '[study]\noutput = "out"\n')
+    return config.load(path)
+
+
+def test_every_identifier_of_a_patient_table_is_named_in_one_message_before_any_trial(
+        tmp_path, capsys):
+    _patient_config(tmp_path)
+    assert main(["run", str(tmp_path / "study.toml"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert f"{len(IDENTIFIERS)} column(s) look like direct identifiers" in err
+    for column in IDENTIFIERS:
+        assert f"  - {column!r}: " in err
+    for kept in ("CITY", "COUNTY", "ZIP", "PREFIX", "BIRTHDATE", "LAT", "HEALTHCARE"):
+        assert f"'{kept}" not in err  # data, not identifiers
+    assert f"[data] identifiers = {IDENTIFIERS!r}" in err  # the fix, to copy
+    assert "[data] keep_as_data" in err
+    assert not (tmp_path / "out" / "study.db").exists()  # no trial, no study
+
+
+def test_following_the_message_leaves_warnings_on_coordinates_and_birth_dates(tmp_path, capsys):
+    from tuner.search.context import prepare
+
+    ctx = prepare(_patient_config(tmp_path, f"identifiers = {IDENTIFIERS!r}"))
+    assert not set(IDENTIFIERS) & set(ctx.frame.columns)
+    out = capsys.readouterr().out
+    assert "['LAT', 'LON'] hold precise geographic coordinates" in out
+    assert "['BIRTHDATE'] hold full dates of birth" in out
+    assert "DEATHDATE" not in out
+    # declared among the intruder's keys: said no more
+    prepare(_patient_config(tmp_path, f"identifiers = {IDENTIFIERS!r}\n"
+                                      'keys = ["LAT", "LON", "BIRTHDATE", "CITY"]'))
+    assert "strong quasi-identifiers" not in capsys.readouterr().out
+
+
+def test_keep_as_data_lets_a_column_found_by_name_through(tmp_path):
+    from tuner.search.context import prepare
+
+    rest = [c for c in IDENTIFIERS if c != "FIRST"]
+    ctx = prepare(_patient_config(tmp_path, f"identifiers = {rest!r}\nkeep_as_data = "
+                                            '["FIRST"]'))
+    assert "FIRST" in ctx.frame.columns
+    with pytest.raises(config.ConfigError, match=r"1 column\(s\)(.|\n)*'FIRST': named like a "
+                                                 r"person's name"):
+        prepare(_patient_config(tmp_path, f"identifiers = {rest!r}"))
+
+
+@pytest.mark.parametrize(("name", "said"), [
+    ("first_name", "a person's name"), ("LastName", "a person's name"),
+    ("Maiden", "a person's name"), ("NI_number", "a social security"),
+    ("social security", "a social security"), ("passport_no", "a passport number"),
+    ("driver_licence", "a driving licence number"), ("e-mail", "an email address"),
+    ("mobile_phone", "a phone number"), ("street", "an address"),
+    ("patient_id", "a record identifier"), ("customerNumber", "a record identifier"),
+])
+def test_names_of_direct_identifiers(name, said):
+    assert (name_reason(name) or "").startswith(said)
+
+
+@pytest.mark.parametrize("name", ["automobile", "last_visit", "country_name", "fnlwgt",
+                                  "native-country", "username_length", "region_id", "income"])
+def test_names_that_are_not_direct_identifiers(name):
+    assert name_reason(name) is None
+
+
+def test_a_yes_no_column_named_like_an_identifier_is_not_one():
+    frame = pd.DataFrame({"email_opt_in": ["yes", "no"] * 100, "x": np.arange(200) % 7})
+    assert findings(frame) == {}
+
+
+@pytest.mark.parametrize(("values", "said"), [
+    ([f"{i:03d}-{i % 97:02d}-{i * 7 % 9999:04d}" for i in range(200)], "social security"),
+    ([f"AB{i:06d}C" for i in range(200)], "national insurance"),
+    ([f"user{i}@example.org" for i in range(200)], "email addresses"),
+    ([f"+44 20 7946 {i:04d}" for i in range(200)], "phone numbers"),
+    ([f"K{i * 7919:07d}Z" for i in range(200)], "letter-digit codes"),
+    ([f"patient said the pain began {i} days ago" for i in range(200)], "free text"),
+])
+def test_content_shaped_like_identifiers_is_found_whatever_the_name(values, said):
+    frame = pd.DataFrame({"col7": values, "x": np.arange(200) % 5})
+    assert said in content_reason(frame["col7"])
+    assert "col7" in findings(frame) and "x" not in findings(frame)
+
+
+def test_long_integer_codes_are_found_and_six_digit_weights_are_not():
+    rng = np.random.default_rng(0)
+    codes = pd.Series(rng.choice(10 ** 10, 500, replace=False) + 10 ** 10)
+    assert content_reason(codes) == "long numeric codes, unique or nearly so"
+    weights = pd.Series(rng.integers(10_000, 999_999, 500))  # as Adult's fnlwgt
+    assert content_reason(weights) is None
+
+
+def _sd2011() -> pd.DataFrame:
+    return pd.read_csv(require("sd2011/sd2011_orig.csv"))
+
+
+@pytest.mark.parametrize("table", ["adult", "acs", "ce", "sd2011", "builtin:adult",
+                                   "builtin:fair"])
+def test_no_false_alarm_on_the_tables_the_project_uses(table, tmp_path):
+    """Adult (its near-unique fnlwgt), ACS, CE, SD2011 and the two built-in tables: nothing
+    found, nothing that stops a run, and no quasi-identifier warning."""
+    from tuner.identifiers import drop_identifiers
+
+    frame = {"adult": load_adult, "acs": load_acs_sample, "ce": load_ce, "sd2011": _sd2011,
+             "builtin:adult": lambda: read_builtin("builtin:adult"),
+             "builtin:fair": lambda: read_builtin("builtin:fair")}[table]()
+    frame, formats = read_dates(frame)
+    assert formats == {}  # none of them holds a date
+    assert findings(frame) == {}
+    assert quasi_warnings(frame) == []
+    cfg = config.parse({"data": {"path": "x.csv", "population_size": 10 ** 6}}, base=tmp_path)
+    rest, warnings = drop_identifiers(cfg, frame)
+    assert rest.shape == frame.shape
+    assert all("strong quasi-identifiers" not in w for w in warnings)
+
+
+def test_the_committed_patient_example_runs_past_the_checks(tmp_path, capsys):
+    """experiments/patients/patients.toml on a generated table: identifiers dropped, dates
+    read as dates, no warning left (its quasi-identifiers are the intruder's keys)."""
+    import shutil
+    from pathlib import Path
+
+    from tuner.search.context import prepare
+
+    example = Path(__file__).parents[2] / "experiments" / "patients" / "patients.toml"
+    shutil.copy(example, tmp_path / "patients.toml")
+    patients(543, seed=0).to_csv(tmp_path / "patients.csv", index=False)
+    ctx = prepare(config.load(tmp_path / "patients.toml"))
+    assert not set(IDENTIFIERS) & set(ctx.frame.columns)
+    assert ctx.date_formats == {"BIRTHDATE": "%Y-%m-%d", "DEATHDATE": "%Y-%m-%d"}
+    assert "warning" not in capsys.readouterr().out
