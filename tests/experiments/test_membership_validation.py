@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from experiments.membership_validation import summarize, validate
 from tests.data import load_adult
+from tests.examples import examples
 
 
 def _slow_truth(population: pd.DataFrame, members: np.ndarray, synthetic: pd.DataFrame,
@@ -44,7 +45,7 @@ def _tables(draw: st.DrawFn) -> tuple[pd.DataFrame, np.ndarray, pd.DataFrame]:
     return pd.DataFrame(rows, columns=cols), members, pd.DataFrame(syn, columns=cols)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(_tables())
 def test_ground_truth_with_the_whole_population_equals_the_slow_attack(case):
     population, members, synthetic = case

@@ -29,6 +29,7 @@ from risk._audit_stats import (
 from risk._gower_coder import fit_coder, nearest_mean_distance, summed_distances
 from risk._validation import column_kinds
 from risk.audit import _audit
+from tests.examples import examples
 
 RNG = np.random.default_rng(5)
 
@@ -75,7 +76,7 @@ def three_frames(draw):
     return tuple(_mixed(draw, draw(st.integers(2, 9))) for _ in range(3))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(three_frames(), st.floats(-5, 15))
 def test_coded_distances_equal_dcr(frames, outside):
     # the code book made once on real records gives DCR's Gower distances to every frame,
@@ -92,7 +93,7 @@ def test_coded_distances_equal_dcr(frames, outside):
         np.testing.assert_allclose(got, want[name].to_numpy(), atol=1e-12)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(three_frames(), st.integers(1, 3))
 def test_nearest_mean_distance_equals_a_slow_loop(frames, k):
     table = pd.concat(frames, ignore_index=True)
@@ -151,7 +152,7 @@ def test_categorical_kernel_weighs_a_mismatch_by_exp_minus_one_over_h():
 # ------------------------------------------------------------------------ statistics
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.integers(1, 60).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
 def test_clopper_pearson_equals_scipy(case):
     x, n = case
@@ -161,7 +162,7 @@ def test_clopper_pearson_equals_scipy(case):
     assert got.high == pytest.approx(want.high, abs=1e-10)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 6), st.booleans()), min_size=1, max_size=40))
 def test_clustered_interval_equals_a_slow_loop_over_fits(clusters):
     # fit i: hits[i] of trials[i] runs called members; Korn & Graubard written out by hand
@@ -202,7 +203,7 @@ def test_clustered_interval_widens_with_the_fits_not_the_runs():
     assert (both.high - both.low) / (cp.high - cp.low) > 2.3
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.tuples(st.integers(-3, 9), st.booleans()), min_size=2, max_size=30))
 def test_loo_null_z_equals_null_z_of_the_others(pairs):
     cal = np.array([float(s) for s, _ in pairs])
@@ -223,7 +224,7 @@ def test_loo_null_z_equals_null_z_of_the_others(pairs):
     np.testing.assert_allclose(got, slow, rtol=1e-7, atol=1e-6)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.integers(-5, 5), min_size=0, max_size=300),
        st.sampled_from([0.01, 0.05, 0.1, 0.5]))
 def test_calibrated_threshold_leaves_at_most_fpr_of_fresh_nulls_above(values, fpr):

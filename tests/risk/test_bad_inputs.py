@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 
 import risk
 from risk.disclosure import MEASURES as DISCLOSURE_MEASURES
+from tests.examples import examples
 
 RNG = np.random.default_rng(11)
 N = 24
@@ -711,7 +712,7 @@ def _culprits(option: str, spec_name: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-@settings(max_examples=400, deadline=None,
+@settings(max_examples=examples(400), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(data=st.data())
 def test_any_option_value_is_a_clean_error_or_a_valid_result(data):
@@ -772,7 +773,7 @@ FRAME_DAMAGE: dict[str, Callable[[pd.DataFrame], Any]] = {
 }
 
 
-@settings(max_examples=400, deadline=None,
+@settings(max_examples=examples(400), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(data=st.data())
 def test_any_malformed_frame_is_a_clean_error_or_a_valid_result(data):
@@ -792,7 +793,7 @@ def test_any_malformed_frame_is_a_clean_error_or_a_valid_result(data):
     run_and_check(name, args, which)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(m=_FLOATS, utility=_FLOATS, threshold=_FLOATS, floor=_FLOATS)
 def test_loss_is_finite_and_a_discount_or_an_error(m, utility, threshold, floor):
     args = dict(m=m, utility=utility, threshold=threshold, floor=floor)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import risk
 from tests.data import load_acs
+from tests.examples import examples
 
 
 def _table(cells: dict[tuple[str, str], int]) -> pd.DataFrame:
@@ -101,7 +102,7 @@ def _random_pair(seed, n_o, n_s, card):
     return make(n_o), make(n_s)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(0, 10**6), n_o=st.integers(1, 20), n_s=st.integers(1, 20),
        card=st.integers(1, 4), nearest=st.booleans())
 def test_vectorised_cap_equals_slow_loop(seed, n_o, n_s, card, nearest):
@@ -111,7 +112,7 @@ def test_vectorised_cap_equals_slow_loop(seed, n_o, n_s, card, nearest):
     np.testing.assert_allclose(got.to_numpy(), _slow_cap(orig, syn, ["k0", "k1"], "t", nearest))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(seed=st.integers(0, 10**6), n_o=st.integers(2, 20), n_s=st.integers(1, 20))
 def test_invariant_to_row_order_and_not_mutating(seed, n_o, n_s):
     orig, syn = _random_pair(seed, n_o, n_s, 3)
@@ -127,7 +128,7 @@ def test_invariant_to_row_order_and_not_mutating(seed, n_o, n_s):
     assert res.difference_v1 == pytest.approx(0.0)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(0, 10**6), n_o=st.integers(1, 30), n_s=st.integers(1, 30))
 def test_lower_bounds_hold_for_sets_drawn_from_original_cells(seed, n_o, n_s):
     # Baillargeon & Charest (2020): a synthetic set made of the original's key-target cells
@@ -246,7 +247,7 @@ def _slow_aggregates(orig, syn, keys, target, nearest=False):
     )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(0, 10**6), n_o=st.integers(1, 25), n_s=st.integers(1, 25),
        n_h=st.integers(1, 25), card=st.integers(1, 3), nearest=st.booleans())
 def test_vectorised_summaries_equal_slow_loop(seed, n_o, n_s, n_h, card, nearest):

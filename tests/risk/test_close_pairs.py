@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import risk._close_pairs
 from risk._close_pairs import PackedPairs, block_joins, close_pairs
+from tests.examples import examples
 
 
 @st.composite
@@ -28,7 +29,7 @@ def code_matrices(draw):
     return matrix(n_a).astype(np.int64), matrix(n_b).astype(np.int64)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(codes=code_matrices(), within=st.integers(0, 4), max_pairs=st.sampled_from([1, 7, 10**6]),
        subset_seed=st.integers(0, 100))
 def test_close_pairs_equal_a_double_loop(codes, within, max_pairs, subset_seed):
@@ -63,7 +64,7 @@ def test_close_pairs_equal_a_double_loop(codes, within, max_pairs, subset_seed):
 
 @pytest.mark.parametrize("popcount", [risk._close_pairs._POPCOUNT, None],
                          ids=["bitwise_count", "numpy-1-fallback"])
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(codes=code_matrices())
 def test_packed_unequal_counts_every_column(popcount, codes):
     a, b = codes

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from risk._validation import RiskInputError
 from risk.copies import ExactCopiesResult, exact_copies, replicated_uniques, share_at_size
 from tests.data import load_adult
+from tests.examples import examples
 
 # train: (1, a) twice, (2, b), (3, missing), (4.5, c); holdout: (2, b), (9, z)
 TRAIN = pd.DataFrame({"n": [1, 1, 2, 3, 4.5], "c": ["a", "a", "b", None, "c"]})
@@ -161,7 +162,7 @@ def tables(draw):
     return train, holdout, synthetic.assign(i=synthetic["i"].astype(float))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(tables())
 def test_hash_join_equals_slow_loop(frames):
     train, holdout, synthetic = frames
@@ -182,7 +183,7 @@ def test_hash_join_equals_slow_loop(frames):
     assert {k: getattr(res, k) for k in shares} == pytest.approx(shares)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(tables(), st.integers(0, 10**6))
 def test_row_order_invariance_and_inputs_untouched(frames, seed):
     train, holdout, synthetic = frames
@@ -289,7 +290,7 @@ def numeric_tables(draw):
     return tuple(table(n) for n in sizes)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(numeric_tables(), st.integers(1, 5))
 def test_binned_copies_equal_slow_loop(frames, bins):
     train, holdout, synthetic = frames
@@ -341,7 +342,7 @@ def test_equal_sizes_difference_is_the_plain_one():
     assert res.difference == pytest.approx(res.train_share - res.holdout_share)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.integers(1, 7).flatmap(lambda n: st.tuples(
     st.just(n), st.integers(1, n), st.lists(st.integers(0, n), min_size=1, max_size=5))))
 def test_share_at_size_equals_enumerated_subsamples(case):

@@ -25,6 +25,7 @@ from risk.dcr import (
     wilson_interval,
 )
 from tests.data import load_acs_sample, load_adult
+from tests.examples import examples
 
 # x ranges over 0..10 in train + holdout (range 10); c is categorical
 TRAIN = pd.DataFrame({"x": [0.0, 10.0], "c": ["a", "b"]})
@@ -155,7 +156,7 @@ NEVER_HASH = {"_HASH_STAGES": (), "_PRUNE_FROM": 10**9}
 @pytest.mark.parametrize("patch", [{}, SMALL_BLOCKS, ALWAYS_HASH, NEVER_HASH],
                          ids=["default", "small-blocks-and-trees", "hash-joins-up-to-level-3",
                               "profile-matrix-only"])
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(frames=mixed_tables())
 def test_vectorised_distances_equal_slow_loop(patch, frames):
     # small blocks and trees for every profile run the chunked, k-d tree and bound paths
@@ -184,7 +185,7 @@ def test_tree_path_on_numeric_tables_equals_slow_loop():
                                atol=1e-12)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(frames=mixed_tables(), seed=st.integers(0, 10**6))
 def test_row_order_invariance_and_inputs_untouched(frames, seed):
     train, holdout, synthetic = frames

@@ -17,6 +17,7 @@ import risk
 from risk._disclosure_coding import _cut_labels, _quantile7
 from risk.disclosure import MEASURES, TABLES, disclosure
 from tests.data import require
+from tests.examples import examples
 
 FIXTURE = Path(__file__).parent / "fixtures" / "synthpop_disclosure" / "synthpop_disclosure.json"
 NA = np.nan
@@ -344,7 +345,7 @@ def _random_pair(seed, n_o, n_s):
     return make(n_o), make(n_s)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(seed=st.integers(0, 10**6), n_o=st.integers(1, 18), n_s=st.integers(1, 18),
        use_keys_na=st.booleans(), use_target_na=st.booleans(),
        not_y=st.booleans(), denom_lim=st.integers(1, 3), exclude_ov=st.booleans())
@@ -366,7 +367,7 @@ def test_vectorised_equals_slow_loop(seed, n_o, n_s, use_keys_na, use_target_na,
             assert got == pytest.approx(value, abs=1e-9), name
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(seed=st.integers(0, 10**6), n_o=st.integers(2, 25), n_s=st.integers(2, 25))
 def test_invariant_to_row_order_and_not_mutating(seed, n_o, n_s):
     orig, syn = _random_pair(seed, n_o, n_s)

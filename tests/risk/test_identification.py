@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import risk
 from risk.identification import match_counts
 from tests.data import load_acs, load_ce
+from tests.examples import examples
 
 KNOWN = ["SEX", "RACE", "MAR"]
 SYNTH = ["LANX", "WAOB", "DIS", "HICOV"]
@@ -57,7 +58,7 @@ def _slow_counts(orig, rel, exact, near, radius, relative):
     return c, t
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     n=st.integers(1, 25),
     seed=st.integers(0, 10_000),

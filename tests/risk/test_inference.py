@@ -12,6 +12,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 import risk
 from tests.data import load_acs, load_ce
+from tests.examples import examples
 
 
 def test_categorical_target_on_acs_against_direct_sklearn():
@@ -125,7 +126,7 @@ def test_user_estimator_is_not_fitted_in_place():
     assert not hasattr(est, "tree_")
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_row_order_of_the_data_does_not_change_the_attack(seed):
     # categorical keys with few values: many equidistant neighbours, so k-NN must break ties

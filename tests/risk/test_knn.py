@@ -15,6 +15,7 @@ from sklearn.pipeline import Pipeline
 import risk._knn
 from risk._knn import ExactKNN
 from risk.inference import _features
+from tests.examples import examples
 
 
 def _slow(train: pd.DataFrame, query: pd.DataFrame, numeric: list[str], categorical: list[str],
@@ -66,7 +67,7 @@ ALL_EXACT = {"_PROFILE_ENTRIES": 0, "_SLACK": np.inf}
 
 @pytest.mark.parametrize("patch", [LEVELS, LEVELS_ROW_BY_ROW, PROPOSALS, ALL_EXACT],
                          ids=["level-search", "levels-row-by-row", "proposals", "all-exact"])
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(frames=tables(), regression=st.booleans(), numeric=st.sampled_from([["x"], []]),
        categorical=st.sampled_from([["a", "b"], ["a"], []]), as_category=st.booleans())
 def test_exact_knn_equals_slow_loop(patch, frames, regression, numeric, categorical,

@@ -16,6 +16,7 @@ from risk._neighbors import min_hamming
 from risk._validation import column_kinds
 from risk.membership import MIN_MEMBERS, scores_from_counts
 from tests.data import load_adult
+from tests.examples import examples
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +127,7 @@ codes = st.integers(1, 7).flatmap(
 )
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(codes)
 def test_min_hamming_equals_slow_loop_on_every_path(pair):
     q, r = (np.array(x, dtype=np.int64) for x in pair)
@@ -135,7 +136,7 @@ def test_min_hamming_equals_slow_loop_on_every_path(pair):
         np.testing.assert_array_equal(got, want)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(codes, st.integers(0, 8))
 def test_min_hamming_up_to_a_distance_is_the_distance_capped(pair, cap):
     # max_distance = D: min(true distance, D + 1), on every path (hashing or product for the
@@ -150,7 +151,7 @@ def test_min_hamming_up_to_a_distance_is_the_distance_capped(pair, cap):
     np.testing.assert_array_equal(empty, np.full(len(q), min(p, cap + 1)))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(0, 10**6), h=st.integers(0, 5), repeats=st.integers(1, 30))
 def test_without_the_curve_m_at_h_is_the_same_to_the_last_digit(seed, h, repeats):
     # a trial computes distances only up to h (curve=False); the release the whole curve:
@@ -175,7 +176,7 @@ def test_without_the_curve_m_at_h_is_the_same_to_the_last_digit(seed, h, repeats
     assert cheap.m_by_threshold == full.m_by_threshold[: h + 1]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(seed=st.integers(0, 10**6), p=st.integers(1, 9))
 def test_min_hamming_equals_former_product_path_with_missing_values(seed, p):
     # random frames with NaN / None in numeric and categorical columns (missing is a category),
@@ -205,7 +206,7 @@ def test_min_hamming_equals_former_product_path_with_missing_values(seed, p):
         np.testing.assert_array_equal(got, want)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(seed=st.integers(0, 10**6))
 def test_min_hamming_without_radix_keys_and_with_tiny_blocks(seed):
     # cardinalities whose product overflows int64 (keys re-densified by hashing), and memory
@@ -276,7 +277,7 @@ def test_min_hamming_edge_shapes():
     np.testing.assert_array_equal(min_hamming(q, np.array([[1, 0]]), [2, 2]), [2, 1])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     d_members=st.lists(st.integers(0, 4), min_size=1, max_size=30),
     d_non=st.lists(st.integers(0, 4), min_size=1, max_size=30),
@@ -297,7 +298,7 @@ def test_scores_from_counts_equal_per_record_loop(d_members, d_non):
         assert f1[h] == pytest.approx(f)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(4, 40))
 def test_distances_invariant_to_row_order_and_inputs_untouched(seed, n):
     rng = np.random.default_rng(seed)
@@ -578,7 +579,7 @@ def test_negative_m_when_synthetic_data_resemble_non_members():
     assert res.acceptable and res.can_bind
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.integers(1, 3000), st.integers(1, 3000), st.floats(0.001, 0.999))
 @example(29, 1, 0.95)  # the bound (1 + 0.5) / (1 - 0.95) rounds to 29.99...; a = 30 fits
 def test_default_attack_size_matches_brute_force(n_train, n_holdout, t):

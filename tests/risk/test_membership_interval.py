@@ -18,6 +18,7 @@ from risk._membership_interval import (
     f1_from_rates,
     f1_interval,
 )
+from tests.examples import examples
 
 
 def _bisect(fn, target: float, increasing: bool) -> float:
@@ -60,7 +61,7 @@ def _slow_f1_interval(r: float, f: float, t: float, n_holdout: int, n_rest: floa
     return max(mean - below, 0.0), min(mean + above, 1.0)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(n=st.integers(1, 400), data=st.data(),
        level=st.sampled_from([0.5, 0.8, 0.9, 0.95, 0.99]))
 def test_clopper_pearson_vectorised_equals_its_definition(n, data, level):
@@ -72,7 +73,7 @@ def test_clopper_pearson_vectorised_equals_its_definition(n, data, level):
         assert high[i] == pytest.approx(slow[1], abs=1e-9)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     rates=st.lists(st.tuples(st.floats(0.0, 1.0), st.integers(0, 1000)), min_size=1,
                    max_size=6),

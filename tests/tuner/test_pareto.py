@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.examples import examples
 from tuner.search.pareto import Point, front_mask, pick
 
 
@@ -20,7 +21,7 @@ def _slow_front(u, m):
 values = st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.7, 0.9, 1.0])  # ties are common
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.tuples(values, values), max_size=30))
 def test_front_equals_the_pairwise_definition(pairs):
     u = np.array([p[0] for p in pairs], dtype=float)

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.data import load_acs, load_ce, require
+from tests.examples import examples
 from tuner.data import sdtype
 from tuner.scoring.quality import QualityReport, QualityScores, quality_scores
 from tuner.scoring.utility import _quality, quality_report
@@ -170,7 +171,7 @@ def frames(draw: st.DrawFn) -> tuple[pd.DataFrame, pd.DataFrame]:
     return real, synthetic
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(frames())
 def test_random_frames_score_as_sdmetrics_scores_them(pair):
     real, synthetic = pair

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.examples import examples
 from tests.tuner.conftest import TINY_AUDIT
 from tuner.cli import main
 from tuner.config import ConfigError
@@ -102,7 +103,7 @@ def test_a_later_process_logging_to_the_run_keeps_its_map_of_names(store):
     assert release.key("cap.income [USD]/yr") == trial.key("cap.income [USD]/yr")
 
 
-@settings(max_examples=40, deadline=None,
+@settings(max_examples=examples(40), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.text(min_size=0, max_size=40), min_size=1, max_size=6, unique=True))
 def test_any_names_are_stored_distinct_and_mapped_back(store, names):
