@@ -25,8 +25,7 @@ from experiments.datasets import read_adult
 from tuner.api import load_config
 from tuner.cli import main as cli_main
 from tuner.quiet import quiet_libraries
-from tuner.search.context import prepare
-from tuner.search.storage import open_study
+from tuner.search import open_study, prepare
 
 ROWS = 4000
 
