@@ -361,5 +361,5 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; run the same command again to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - _failure says a fault or bad input in one line and re-raises anything else (a bug keeps its traceback)
         return _failure(exc)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from unittest import mock
 
 from tuner.config import ConfigError
 from tuner.config_sections import AuditConfig
@@ -48,7 +49,10 @@ def running(a: AuditConfig, jobs: int) -> Iterator[int]:
     from distributed import Client, LocalCluster
     from joblib import parallel_config
 
-    with _environment_kept(), contextlib.ExitStack() as stack:
+    # a LocalCluster sets OMP/MKL/OPENBLAS_NUM_THREADS=1 (and MALLOC_TRIM_THRESHOLD_) in this
+    # process's environment for its workers and leaves them: every process started afterwards
+    # ran its BLAS on one thread. patch.dict puts the environment back as it was.
+    with mock.patch.dict(os.environ), contextlib.ExitStack() as stack:
         if a.scheduler:
             client = stack.enter_context(Client(a.scheduler, timeout=CONNECT_SECONDS))
         else:
@@ -59,17 +63,3 @@ def running(a: AuditConfig, jobs: int) -> Iterator[int]:
         stack.enter_context(parallel_config(backend="dask"))
         yield workers
 
-
-@contextlib.contextmanager
-def _environment_kept() -> Iterator[None]:
-    """Put back this process's environment after the block: a Dask ``LocalCluster`` sets
-    ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS`` and ``OPENBLAS_NUM_THREADS`` to 1 (and
-    ``MALLOC_TRIM_THRESHOLD_``) in the parent's ``os.environ`` for its workers and leaves them,
-    so every process started afterwards ran its BLAS on one thread."""
-    before = dict(os.environ)
-    try:
-        yield
-    finally:
-        for key in set(os.environ) - set(before):
-            del os.environ[key]
-        os.environ.update(before)

@@ -141,13 +141,13 @@ def run_study(ctx: Context, *, progress: bool = True) -> optuna.Study:
             for p in procs:
                 p.join()
             bar.close()
-    except BaseException as exc:
+    except BaseException as exc:  # noqa: BLE001 - only records the parent run's status; re-raised
         status = "KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED"
         raise
     finally:
         try:
             _finish_parent(tracker, parent, study, cfg, status)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a finished study re-raises; a stopped one keeps its own error
             if status == "FINISHED":
                 raise
             with contextlib.suppress(Exception):  # the error that stopped the study is said
