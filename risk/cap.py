@@ -93,8 +93,8 @@ class CAPResult(Result):
     """Outcome of :func:`cap`; averages over the synthetic sets, with each set in ``per_set``.
 
     ``cap_v1`` averages the individual CAPs over all original records (unmatched count 0);
-    ``cap_v2`` over the records whose key appears in the synthetic data. ``cap_original`` is
-    the CAP of the original against itself, ``baseline`` the sum of squared target shares,
+    ``cap_v2`` over the records whose key appears in the synthetic data. ``cap_train`` is
+    the CAP of the training data against itself, ``baseline`` the sum of squared target shares,
     ``lower_bound_v1``/``lower_bound_v2`` the smallest averages that a synthetic set made of
     the original's own key-target cells can reach (Baillargeon & Charest 2020: ``o_min / n``
     and ``min o_kt / o_k`` over the non-empty cells; a synthetic pair the original never has
@@ -110,13 +110,12 @@ class CAPResult(Result):
     shows one target; synthgauge's TCAP equals our ``disco``. With a
     holdout, ``difference_v1 = cap_v1 - holdout_cap_v1`` (likewise v2) is the attribute
     disclosure that membership adds; ``difference_v1_interval`` is its normal-approximation
-    interval (Welch) over the records' individual CAPs (averaged over the sets).
-    ``protection_* = 1 - cap_*``, as SDMetrics reports it.
-    """
+    interval (Welch) over the records' individual CAPs (averaged over the sets). ``protection_*
+    = 1 - cap_*``, as SDMetrics reports it (the fields' old names still read, warning)."""
 
     cap_v1: float
     cap_v2: float
-    cap_original: float
+    cap_train: float
     baseline: float
     lower_bound_v1: float
     lower_bound_v2: float
@@ -138,8 +137,8 @@ class CAPResult(Result):
     binned_columns: tuple[str, ...]
     per_set: tuple[CAPSetResult, ...]
     difference_v1_interval: Interval | None = None
-
     n_original = renamed_field("n_original", "n_train")
+    cap_original = renamed_field("cap_original", "cap_train")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -372,7 +371,7 @@ def cap(
     return CAPResult(
         cap_v1=v1_mean,
         cap_v2=v2_mean,
-        cap_original=float(orig_cap),
+        cap_train=float(orig_cap),
         baseline=baseline,
         lower_bound_v1=lb1,
         lower_bound_v2=lb2,

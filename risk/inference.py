@@ -62,8 +62,8 @@ class InferenceResult(Result):
     """Outcome of :func:`attribute_inference`.
 
     ``risk`` is the headline: accuracy (categorical target) or the share within tolerance
-    (numeric target) on the original records; ``protection = 1 - risk``. ``risk_original_model``
-    is the same attack trained on the original data, ``baseline`` the keyless guess.
+    (numeric target) on the training records; ``protection = 1 - risk``. ``risk_train_model``
+    is the same attack trained on the training data, ``baseline`` the keyless guess.
     Numeric-only fields are ``None`` for categorical targets. With a holdout, ``difference =
     risk - holdout_risk`` and ``difference_interval`` its Newcombe (1998) interval, the two
     shares taken as independent proportions over the original and holdout records.
@@ -73,12 +73,12 @@ class InferenceResult(Result):
     risk: float
     protection: float
     baseline: float
-    risk_original_model: float
+    risk_train_model: float
     less_accurate_share: float
     holdout_risk: float | None
     difference: float | None
     mse: float | None
-    mse_original_model: float | None
+    mse_train_model: float | None
     median_relative_error: float | None
     tolerance: float | None
     zero_targets: int
@@ -92,6 +92,8 @@ class InferenceResult(Result):
     difference_interval: Interval | None = None
 
     n_original = renamed_field("n_original", "n_train")
+    risk_original_model = renamed_field("risk_original_model", "risk_train_model")
+    mse_original_model = renamed_field("mse_original_model", "mse_train_model")
 
 
 CODED_CATEGORY_LIMIT = 20
@@ -262,7 +264,7 @@ def attribute_inference(
     The default attack's predictions from the model trained on ``train`` are kept for reuse
     (a few recent ones, keyed by the content of ``train``'s keys and target, the encoding and
     the seed): a tuner scoring many synthetic data sets against one training split fits that
-    model once (design §5's ``risk_original_model``; same numbers as a fresh fit).
+    model once (design §5's ``risk_train_model``; same numbers as a fresh fit).
     """
     key_list = check_column_list(keys, "keys")
     target = check_column_name(target, "target")
@@ -342,7 +344,7 @@ def attribute_inference(
             holdout_risk = float(np.mean(np.abs(preds[1].astype(float) - yh) <= tol * np.abs(yh)))
         extra: dict[str, Any] = dict(
             mse=mse,
-            mse_original_model=mse_o,
+            mse_train_model=mse_o,
             median_relative_error=float(np.median(rel)) if rel.size else None,
             tolerance=tol,
             zero_targets=int((~nonzero).sum()),
@@ -361,7 +363,7 @@ def attribute_inference(
         if holdout is not None:
             holdout_risk = float(np.mean(preds[1] == holdout[target].to_numpy()))
         extra = dict(
-            mse=None, mse_original_model=None, median_relative_error=None, tolerance=None,
+            mse=None, mse_train_model=None, median_relative_error=None, tolerance=None,
             zero_targets=0,
         )
     return InferenceResult(
@@ -369,7 +371,7 @@ def attribute_inference(
         risk=risk,
         protection=1.0 - risk,
         baseline=baseline,
-        risk_original_model=risk_o,
+        risk_train_model=risk_o,
         less_accurate_share=float(np.mean(err_syn > err_orig)),
         holdout_risk=holdout_risk,
         difference=None if holdout_risk is None else risk - holdout_risk,

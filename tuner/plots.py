@@ -90,14 +90,14 @@ def f1_curve(f1_by_threshold: tuple[float, ...], f_naive: float, chosen: int) ->
     return fig
 
 
-def cap_scatter(cap_original: np.ndarray, cap_synthetic: np.ndarray, target: str, *,
+def cap_scatter(cap_train: np.ndarray, cap_synthetic: np.ndarray, target: str, *,
                 seed: int = 0) -> Figure:
     """Record-level CAP under the original vs under the synthetic data (jittered)."""
     rng = np.random.default_rng(seed)
     jitter = lambda n: rng.uniform(-0.01, 0.01, n)  # noqa: E731
     fig, ax = figure(figsize=(5, 5))
-    n = cap_original.size
-    ax.scatter(cap_original + jitter(n), cap_synthetic + jitter(n), s=4, alpha=0.25)
+    n = cap_train.size
+    ax.scatter(cap_train + jitter(n), cap_synthetic + jitter(n), s=4, alpha=0.25)
     ax.plot([0, 1], [0, 1], color="crimson", lw=1, ls="--", label="same risk")
     ax.set_xlim(-0.03, 1.03)
     ax.set_ylim(-0.03, 1.03)
@@ -117,11 +117,11 @@ def rank_correlations(frame: pd.DataFrame) -> pd.DataFrame:
     return coded.corr(method="spearman")
 
 
-def correlations(real: pd.DataFrame, synthetic: pd.DataFrame) -> Figure:
+def correlations(train: pd.DataFrame, synthetic: pd.DataFrame) -> Figure:
     """Pairwise rank correlations of the training data and of the release, side by side."""
     fig = Figure(figsize=(11, 5), layout="constrained", dpi=DPI)
     axes = fig.subplots(1, 2)
-    for ax, (title, frame) in zip(axes, (("training data", real), ("release", synthetic)),
+    for ax, (title, frame) in zip(axes, (("training data", train), ("release", synthetic)),
                                   strict=True):
         corr = rank_correlations(frame)
         image = ax.imshow(corr.to_numpy(), vmin=-1, vmax=1, cmap="RdBu_r")
@@ -164,7 +164,7 @@ class Marginal:
     kind: str  # "bars" or "histogram"
     labels: tuple[str, ...]
     edges: tuple[float, ...]
-    real: tuple[float, ...]
+    train: tuple[float, ...]
     synthetic: tuple[float, ...]
     pooled: int
     missing_real: float
@@ -178,28 +178,28 @@ def _label(value: Any) -> str:
     return text if len(text) <= 16 else text[:15] + "…"
 
 
-def _bars(real: pd.Series, synthetic: pd.Series, min_count: int,
+def _bars(train: pd.Series, synthetic: pd.Series, min_count: int,
           max_bars: int) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, int]:
-    counts = real.value_counts()
+    counts = train.value_counts()
     counts = counts[counts > 0]  # a pandas categorical lists its unused categories too
     shown = counts[counts >= min_count].sort_values(ascending=False).index[:max_bars]
-    if pd.api.types.is_numeric_dtype(real) and not pd.api.types.is_bool_dtype(real):
+    if pd.api.types.is_numeric_dtype(train) and not pd.api.types.is_bool_dtype(train):
         shown = sorted(shown)
     pooled = len(counts) - len(shown)
     labels = [_label(v) for v in shown]
     real_n = [counts.get(v, 0) for v in shown]
     syn_counts = synthetic.value_counts()
     syn_n = [syn_counts.get(v, 0) for v in shown]
-    rest_real, rest_syn = len(real) - sum(real_n), len(synthetic) - sum(syn_n)
+    rest_real, rest_syn = len(train) - sum(real_n), len(synthetic) - sum(syn_n)
     if rest_real or rest_syn:
         labels.append(OTHER)
         real_n.append(rest_real)
         syn_n.append(rest_syn)
-    return (tuple(labels), np.asarray(real_n, float) / max(len(real), 1),
+    return (tuple(labels), np.asarray(real_n, float) / max(len(train), 1),
             np.asarray(syn_n, float) / max(len(synthetic), 1), pooled)
 
 
-def _histogram(real: pd.Series, synthetic: pd.Series, min_count: int,
+def _histogram(train: pd.Series, synthetic: pd.Series, min_count: int,
                bins: int) -> tuple[tuple[float, ...], np.ndarray, np.ndarray, int]:
     """Equal-width bins over the training data's 1st to 99th percentile; values beyond fall
     in the outer bins (so no minimum or maximum is drawn)."""
@@ -209,7 +209,7 @@ def _histogram(real: pd.Series, synthetic: pd.Series, min_count: int,
             return (x - epoch) / pd.Timedelta(days=365.2425) + 1970.0
         return x.astype(float)
 
-    r, s = as_float(real), as_float(synthetic)
+    r, s = as_float(train), as_float(synthetic)
     low, high = np.quantile(r, [0.01, 0.99])
     if high <= low:
         high = low + 1.0
@@ -222,7 +222,7 @@ def _histogram(real: pd.Series, synthetic: pd.Series, min_count: int,
     return (tuple(edges), real_n / max(len(r), 1), syn_n / max(len(s), 1), int(small.sum()))
 
 
-def marginal_tables(real: pd.DataFrame, synthetic: pd.DataFrame, scores: dict[str, float], *,
+def marginal_tables(train: pd.DataFrame, synthetic: pd.DataFrame, scores: dict[str, float], *,
                     max_columns: int = 12, min_count: int = MIN_COUNT, bins: int = 20,
                     max_bars: int = 12) -> list[Marginal]:
     """The ``max_columns`` columns with the lowest ``scores`` (worst first; unscored columns
@@ -233,11 +233,11 @@ def marginal_tables(real: pd.DataFrame, synthetic: pd.DataFrame, scores: dict[st
     if min_count < 1 or max_columns < 1:
         raise ValueError(f"min_count and max_columns must be >= 1, but got "
                          f"min_count={min_count}, max_columns={max_columns}")
-    order = sorted(real.columns, key=lambda c: (scores.get(str(c), np.inf), str(c)))
+    order = sorted(train.columns, key=lambda c: (scores.get(str(c), np.inf), str(c)))
     tables = []
     for column in order[:max_columns]:
-        r, s = real[column].dropna(), synthetic[column].dropna()
-        kind = sdtype(real[column])
+        r, s = train[column].dropna(), synthetic[column].dropna()
+        kind = sdtype(train[column])
         if kind in ("numerical", "datetime") and len(r):
             edges, rv, sv, pooled = _histogram(r, s, min_count, bins)
             labels: tuple[str, ...] = ()
@@ -246,7 +246,7 @@ def marginal_tables(real: pd.DataFrame, synthetic: pd.DataFrame, scores: dict[st
             edges = ()
         tables.append(Marginal(
             str(column), "histogram" if edges else "bars", labels, edges, tuple(rv), tuple(sv),
-            pooled, float(real[column].isna().mean()) if len(real) else 0.0,
+            pooled, float(train[column].isna().mean()) if len(train) else 0.0,
             float(synthetic[column].isna().mean()) if len(synthetic) else 0.0,
             float(scores.get(str(column), np.nan)),
             "year" if kind == "datetime" and edges else ""))
@@ -261,14 +261,14 @@ def marginals(tables: list[Marginal], *, per_row: int = 3) -> Figure:
     axes = np.atleast_1d(fig.subplots(rows, per_row)).ravel()
     for ax, t in zip(axes, tables, strict=False):
         if t.kind == "histogram":
-            ax.stairs(t.real, t.edges, fill=True, color="tab:blue", alpha=0.5,
+            ax.stairs(t.train, t.edges, fill=True, color="tab:blue", alpha=0.5,
                       label="training")
             ax.stairs(t.synthetic, t.edges, color="tab:orange", lw=1.5, label="release")
             if t.axis:  # a date column: decimal years, read as years
                 ax.set_xlabel(t.axis, fontsize=7)
         else:
             x = np.arange(len(t.labels))
-            ax.bar(x - 0.2, t.real, width=0.4, color="tab:blue", label="training")
+            ax.bar(x - 0.2, t.train, width=0.4, color="tab:blue", label="training")
             ax.bar(x + 0.2, t.synthetic, width=0.4, color="tab:orange", label="release")
             crowded = sum(map(len, t.labels)) > 30
             ax.set_xticks(x, t.labels, rotation=45 if crowded else 0,
@@ -286,17 +286,17 @@ def marginals(tables: list[Marginal], *, per_row: int = 3) -> Figure:
     return fig
 
 
-def save_marginals(real: pd.DataFrame, synthetic: pd.DataFrame, scores: dict[str, float],
+def save_marginals(train: pd.DataFrame, synthetic: pd.DataFrame, scores: dict[str, float],
                    path: Path, *, max_columns: int = 12, min_count: int = MIN_COUNT,
                    max_bars: int = 12) -> dict[str, Any]:
     """:func:`marginals` of :func:`marginal_tables` saved at ``path``; what the report says
     about it (columns shown, how many categories or bins were pooled or suppressed: counts,
     never values)."""
-    tables = marginal_tables(real, synthetic, scores, max_columns=max_columns,
+    tables = marginal_tables(train, synthetic, scores, max_columns=max_columns,
                              min_count=min_count, max_bars=max_bars)
     save_figure(marginals(tables), path)
     return {"file": path.name, "min_count": min_count, "max_bars": max_bars,
-            "columns_total": len(real.columns), "columns": [t.column for t in tables],
+            "columns_total": len(train.columns), "columns": [t.column for t in tables],
             "pooled_categories": {t.column: t.pooled for t in tables
                                   if t.kind == "bars" and t.pooled},
             "suppressed_bins": {t.column: t.pooled for t in tables

@@ -177,7 +177,7 @@ def check_result(name: str, args: dict[str, Any], res: Any) -> None:
         assert pd.api.types.is_integer_dtype(res) and ((res >= 0) & (res <= 5)).all()
     elif name == "cap":
         _finite_fields(res, allow_nan=())
-        for f in ("cap_v1", "cap_v2", "cap_original", "baseline", "lower_bound_v1",
+        for f in ("cap_v1", "cap_v2", "cap_train", "baseline", "lower_bound_v1",
                   "lower_bound_v2", "disco", "disco_over_dis"):
             _unit(getattr(res, f), f)
         for f in ("holdout_cap_v1", "holdout_cap_v2"):
@@ -215,7 +215,7 @@ def check_result(name: str, args: dict[str, Any], res: Any) -> None:
         values = res.to_numpy()
         assert np.isfinite(values).all() and (values >= 0).all() and (values <= 1 + 1e-9).all()
     elif name == "attribute_inference":
-        for f in ("risk", "baseline", "risk_original_model", "less_accurate_share"):
+        for f in ("risk", "baseline", "risk_train_model", "less_accurate_share"):
             _unit(getattr(res, f), f)
         if res.holdout_risk is not None:
             _unit(res.holdout_risk, "holdout_risk")

@@ -50,7 +50,7 @@ def test_smoker_example_averages_and_bounds():
     assert res.cap_v1 == pytest.approx(expected)
     assert res.cap_v2 == pytest.approx(expected)
     own = (20 * 0.4 + 30 * 0.6 + 5 * 5 / 50 + 45 * 45 / 50) / 100
-    assert res.cap_original == pytest.approx(own)
+    assert res.cap_train == pytest.approx(own)
     assert res.baseline == pytest.approx(0.25**2 + 0.75**2)
     assert res.lower_bound_v1 == pytest.approx(5 / 100)
     assert res.lower_bound_v2 == pytest.approx(5 / 50)
@@ -192,9 +192,9 @@ def test_hu_acs_cap_of_original():
     res = risk.cap(orig, syn[0], keys=["SEX", "RACE", "MAR"], target="DIS")
     key_n = orig.groupby(["SEX", "RACE", "MAR"])["DIS"].transform("size")
     pair_n = orig.groupby(["SEX", "RACE", "MAR", "DIS"])["DIS"].transform("size")
-    assert res.cap_original == pytest.approx((pair_n / key_n).mean())
-    assert res.cap_original == pytest.approx(0.7224, abs=5e-5)
-    assert res.baseline < res.cap_original
+    assert res.cap_train == pytest.approx((pair_n / key_n).mean())
+    assert res.cap_train == pytest.approx(0.7224, abs=5e-5)
+    assert res.baseline < res.cap_train
 
 
 def test_numeric_target_is_binned():
@@ -203,7 +203,7 @@ def test_numeric_target_is_binned():
     res = risk.cap(orig, orig, keys="k", target="x")
     assert res.binned_columns == ("x",)
     raw = risk.cap(orig, orig, keys="k", target="x", numeric_bins=None)
-    assert raw.cap_v1 == pytest.approx(raw.cap_original)
+    assert raw.cap_v1 == pytest.approx(raw.cap_train)
     assert res.cap_v1 > raw.cap_v1
 
 
@@ -239,7 +239,7 @@ def _slow_aggregates(orig, syn, keys, target, nearest=False):
                 if any(matched) else 0.0),
         disco=sum(disclosive) / n,
         disco_over_dis=sum(disclosive) / sum(single) if any(single) else 0.0,
-        cap_original=sum(own) / n,
+        cap_train=sum(own) / n,
         baseline=sum((targets.count(v) / n) ** 2 for v in set(targets)),
         lower_bound_v1=min(cells.values()) / n,
         lower_bound_v2=min(c / key_n[k] for (k, _), c in cells.items()),

@@ -263,7 +263,7 @@ def test_cross_check_with_cap_family():
     ours = disclosure(orig, syn, keys=["a", "b"], target="t")
     c = risk.cap(orig, syn, keys=["a", "b"], target="t", numeric_bins=None)
     assert ours.DCAP == pytest.approx(100 * c.cap_v1)
-    assert ours.CAPd == pytest.approx(100 * c.cap_original)
+    assert ours.CAPd == pytest.approx(100 * c.cap_train)
     assert ours.baseCAPd == pytest.approx(100 * c.baseline)
     assert ours.DiSCO == pytest.approx(100 * c.disco)
     assert ours.DiS > 0 and ours.DiSCO / ours.DiS == pytest.approx(c.disco_over_dis)

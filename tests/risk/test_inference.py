@@ -29,7 +29,7 @@ def test_categorical_target_on_acs_against_direct_sklearn():
     # within 10 of the 10,000 records (tie-breaks of the tree may depend on column and row
     # order); the tree fitted on the original scores 0.005 higher, so this tells them apart
     assert res.risk == pytest.approx(np.mean(tree.predict(x_o) == orig["DIS"]), abs=1e-3)
-    assert res.risk_original_model == pytest.approx(np.mean(own.predict(x_o) == orig["DIS"]),
+    assert res.risk_train_model == pytest.approx(np.mean(own.predict(x_o) == orig["DIS"]),
                                                     abs=1e-3)
     assert res.protection == pytest.approx(1 - res.risk)
     assert res.baseline == pytest.approx(np.mean(orig["DIS"] == syn[0]["DIS"].mode()[0]))
@@ -45,9 +45,9 @@ def test_numeric_target_before_after_and_holdout():
     res = risk.attribute_inference(train, leaky, keys=["UrbanRural", "Race", "Expenditure"],
                                    target="Income", holdout=holdout, tolerance=0.1)
     assert res.target_type == "numeric"
-    assert res.risk == pytest.approx(res.risk_original_model)
+    assert res.risk == pytest.approx(res.risk_train_model)
     assert res.less_accurate_share == 0.0
-    assert res.mse == pytest.approx(res.mse_original_model)
+    assert res.mse == pytest.approx(res.mse_train_model)
     assert res.holdout_risk is not None
     assert res.difference == pytest.approx(res.risk - res.holdout_risk)
     assert res.risk > res.holdout_risk  # members are easier to attack than non-members
@@ -68,7 +68,7 @@ def test_tolerance_is_relative_to_true_value():
     assert res.risk == pytest.approx(0.5)
     assert res.median_relative_error == pytest.approx(np.median([0.09, 0.15]))
     assert res.mse == pytest.approx((9.0**2 + 1.5**2) / 2)
-    assert res.mse_original_model == pytest.approx(0.0) and res.risk_original_model == 1.0
+    assert res.mse_train_model == pytest.approx(0.0) and res.risk_train_model == 1.0
     assert res.less_accurate_share == 1.0 and res.zero_targets == 0
 
 
@@ -143,7 +143,7 @@ def test_row_order_of_the_data_does_not_change_the_attack(seed):
         random_state=seed)
     assert shuffled.risk == pytest.approx(base.risk)
     assert shuffled.difference == pytest.approx(base.difference)
-    assert shuffled.risk_original_model == pytest.approx(base.risk_original_model)
+    assert shuffled.risk_train_model == pytest.approx(base.risk_train_model)
 
 
 @pytest.mark.parametrize("majority", ["u", "v"])
@@ -199,7 +199,7 @@ def test_the_original_model_is_reused_with_the_same_numbers(monkeypatch):
     assert len(fits) == 3  # synthetic, original, synthetic: the original model once
     monkeypatch.setattr(inference, "_ORIGINAL_MODEL_CACHE", {})
     fresh = risk.attribute_inference(original, syn2, **kw)
-    assert fresh == second and first.risk_original_model == second.risk_original_model
+    assert fresh == second and first.risk_train_model == second.risk_train_model
     # any change to the original, its order, the seed or the estimator is a fresh fit
     changed = original.copy()
     changed.iloc[0, 2] = "lo" if changed.iloc[0, 2] == "hi" else "hi"

@@ -44,7 +44,7 @@ def test_rare_categories_are_pooled_and_never_labelled(frames):
     assert t.pooled == 2  # grey (9 records) and the rare value (1), min_count = 10
     # shares of records: training 'other' holds grey and the rare value, the release's
     # holds its new category and its copies of the pooled ones
-    assert t.real == pytest.approx((200 / 400, 150 / 400, 40 / 400, 10 / 400))
+    assert t.train == pytest.approx((200 / 400, 150 / 400, 40 / 400, 10 / 400))
     assert sum(t.synthetic) == pytest.approx(1.0)
     assert t.synthetic[-1] == pytest.approx(
         synthetic["colour"].isin(["grey-cat", RARE, "violet"]).mean())
@@ -69,7 +69,7 @@ def test_histogram_hides_extremes_and_small_bins(frames):
     expected, _ = np.histogram(np.clip(train["income"], low, high), bins=np.asarray(t.edges))
     small = (expected > 0) & (expected < 10)
     assert small.any() and t.pooled == small.sum()
-    counts = np.asarray(t.real) * len(train)
+    counts = np.asarray(t.train) * len(train)
     assert counts == pytest.approx(np.where(small, 0, expected))
     assert sum(t.synthetic) == pytest.approx(1.0)  # everything beyond falls in the outer bins
     assert t.missing_synthetic == pytest.approx(5 / 300) and t.missing_real == 0.0

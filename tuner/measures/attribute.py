@@ -38,7 +38,7 @@ def _cap(inp: Inputs) -> Outcome:
 
 def _cap_metrics(c: Any) -> dict[str, float]:
     return {"cap_v1": c.cap_v1, "cap_v2": c.cap_v2, "cap_baseline": c.baseline,
-            "cap_original": c.cap_original, "cap_difference": num(c.difference_v1)}
+            "cap_train": c.cap_train, "cap_difference": num(c.difference_v1)}
 
 
 def _cap_report(label: str, c: Any, o: Mapping[str, Any]) -> list[ReportRow]:
@@ -123,7 +123,7 @@ def _inference_report(label: str, r: Any, o: Mapping[str, Any]) -> list[ReportRo
     return [ReportRow(
         f"attribute inference of {label!r}: train - holdout",
         f"{fmt(r.difference)} ({r.risk:.4f} - {fmt(r.holdout_risk)}; model trained on the "
-        f"original {r.risk_original_model:.4f}; baseline {r.baseline:.4f})",
+        f"training data {r.risk_train_model:.4f}; baseline {r.baseline:.4f})",
         f"<= {o['inference_limit']}",
         f"How much better a {r.estimator} trained on the release predicts {label!r} for "
         "training records than for records it never saw.")]

@@ -88,13 +88,13 @@ def _ks_complement(real_sorted: np.ndarray, synthetic: np.ndarray) -> float:
     return float(1.0 - np.max(np.abs(cdf_real - cdf_syn)))
 
 
-def _tv_complement(real: np.ndarray, synthetic: np.ndarray, missing: int) -> float:
+def _tv_complement(train: np.ndarray, synthetic: np.ndarray, missing: int) -> float:
     """``1 - TV`` of the category frequencies; the code ``missing`` (a missing value) dropped."""
-    real, synthetic = real[real != missing], synthetic[synthetic != missing]
-    if real.size == 0 or synthetic.size == 0:
+    train, synthetic = train[train != missing], synthetic[synthetic != missing]
+    if train.size == 0 or synthetic.size == 0:
         return float("nan")
-    n_codes = max(real.max(), synthetic.max()) + 1
-    count_real = np.bincount(real, minlength=n_codes).astype(float)
+    n_codes = max(train.max(), synthetic.max()) + 1
+    count_real = np.bincount(train, minlength=n_codes).astype(float)
     count_syn = np.bincount(synthetic, minlength=n_codes).astype(float)
     count_real[(count_real == 0) & (count_syn > 0)] = UNSEEN_COUNT
     seen = count_real > 0
@@ -145,11 +145,11 @@ class _Categories:
     """A categorical column's codes: the real data's categories 0..k-1, missing k, and values
     only a synthetic set has k+1, k+2, ..."""
 
-    def __init__(self, real: pd.Series) -> None:
-        codes, uniques = pd.factorize(real.astype(object))
+    def __init__(self, train: pd.Series) -> None:
+        codes, uniques = pd.factorize(train.astype(object))
         self.index = pd.Index(uniques, dtype=object)
         self.missing = len(uniques)
-        self.real = np.where(codes < 0, self.missing, codes)
+        self.train = np.where(codes < 0, self.missing, codes)
 
     def code(self, synthetic: pd.Series) -> tuple[np.ndarray, int]:
         """Codes of a synthetic column and the number of codes they may take."""
@@ -173,14 +173,14 @@ class QualityReport:
     ``sdtypes`` maps every column of ``real`` to ``"numerical"``, ``"categorical"`` or
     ``"boolean"`` (the metadata the report would get); see :func:`supports`."""
 
-    def __init__(self, real: pd.DataFrame, sdtypes: dict[str, str]) -> None:
+    def __init__(self, train: pd.DataFrame, sdtypes: dict[str, str]) -> None:
         if not supports(sdtypes):
             raise ValueError(f"sdtypes must be numerical, categorical or boolean, got {sdtypes}")
         self.columns = list(sdtypes)
-        self.numeric = {c: _numeric(real[c]) for c in self.columns if sdtypes[c] == "numerical"}
+        self.numeric = {c: _numeric(train[c]) for c in self.columns if sdtypes[c] == "numerical"}
         self.sorted = {c: _ks_sorted(v) for c, v in self.numeric.items()}
         self.bins = {c: _bin_codes(v) for c, v in self.numeric.items()}
-        self.categories = {c: _Categories(real[c]) for c in self.columns if c not in self.numeric}
+        self.categories = {c: _Categories(train[c]) for c in self.columns if c not in self.numeric}
         self.correlations: dict[tuple[str, str], float] = {}
         self.contingencies: list[tuple[str, str]] = []
         constant = {c: _is_constant(v) for c, v in self.numeric.items()}
@@ -201,7 +201,7 @@ class QualityReport:
     def _real_codes(self, column: str) -> tuple[np.ndarray, int] | None:
         if column in self.categories:
             cats = self.categories[column]
-            return cats.real, cats.missing + 1
+            return cats.train, cats.missing + 1
         bins = self.bins[column]
         return None if bins is None else (bins, PAIR_BINS + 2)
 
@@ -219,7 +219,7 @@ class QualityReport:
             cats = self.categories[column]
             codes = cats.code(synthetic[column])
             coded[column] = codes
-            shapes[column] = _tv_complement(cats.real, codes[0], cats.missing)
+            shapes[column] = _tv_complement(cats.train, codes[0], cats.missing)
         pairs: dict[tuple[str, str], float] = {}
         for (a, b), r_real in self.correlations.items():
             if _is_constant(numeric[a]) or _is_constant(numeric[b]):
@@ -243,8 +243,8 @@ def _total_variation_complement(a: tuple[np.ndarray, np.ndarray],
     shares = [np.bincount(x.astype(np.int64) * width + y) / x.size
               for x, y in zip(a, b, strict=True)]
     size = max(s.size for s in shares)
-    real, syn = (np.pad(s, (0, size - s.size)) for s in shares)
-    return float(1.0 - 0.5 * np.abs(real - syn).sum())
+    train, syn = (np.pad(s, (0, size - s.size)) for s in shares)
+    return float(1.0 - 0.5 * np.abs(train - syn).sum())
 
 
 def _summary(shapes: dict[str, float], pairs: dict[tuple[str, str], float]) -> QualityScores:
@@ -263,10 +263,10 @@ def supports(sdtypes: dict[str, str]) -> bool:
     return all(kind in ("numerical", "categorical", "boolean") for kind in sdtypes.values())
 
 
-def quality_scores(real: pd.DataFrame, synthetic: pd.DataFrame,
+def quality_scores(train: pd.DataFrame, synthetic: pd.DataFrame,
                    sdtypes: dict[str, str]) -> QualityScores:
     """The Quality Report of ``synthetic`` against ``real`` (module docstring)."""
-    return QualityReport(real, sdtypes).score(synthetic)
+    return QualityReport(train, sdtypes).score(synthetic)
 
 
 __all__ = ["QualityReport", "QualityScores", "quality_scores", "supports"]

@@ -17,7 +17,7 @@ from tuner.data import metadata_for, sdtype
 from tuner.scoring.quality import QualityReport, supports
 
 
-def _quality(real: pd.DataFrame, synthetic: pd.DataFrame) -> Any:
+def _quality(train: pd.DataFrame, synthetic: pd.DataFrame) -> Any:
     """SDMetrics' Quality Report, generated on one table.
 
     The unified ``sdmetrics.reports.QualityReport`` (its single-table predecessor is deprecated)
@@ -26,43 +26,43 @@ def _quality(real: pd.DataFrame, synthetic: pd.DataFrame) -> Any:
     its details carry a leading ``Table`` column."""
     from sdmetrics.reports import QualityReport as SDMetricsQualityReport
 
-    meta = metadata_for(real).to_dict()
+    meta = metadata_for(train).to_dict()
     (name,) = meta["tables"]
     report = SDMetricsQualityReport()
-    report.generate({name: real}, {name: synthetic}, meta, verbose=False)
+    report.generate({name: train}, {name: synthetic}, meta, verbose=False)
     return report
 
 
 _PREPARED: dict[tuple[Any, ...], QualityReport] = {}
 
 
-def _prepared(real: pd.DataFrame, sdtypes: dict[str, str]) -> QualityReport:
+def _prepared(train: pd.DataFrame, sdtypes: dict[str, str]) -> QualityReport:
     """The report prepared on ``real``, kept for the next trials of the study (a few tables at
     most, keyed by the data's content and sdtypes)."""
-    key = (int(pd.util.hash_pandas_object(real, index=False).sum()), real.shape,
+    key = (int(pd.util.hash_pandas_object(train, index=False).sum()), train.shape,
            tuple(sdtypes.items()))
     if key not in _PREPARED:
         if len(_PREPARED) >= 4:
             _PREPARED.pop(next(iter(_PREPARED)))
-        _PREPARED[key] = QualityReport(real, sdtypes)
+        _PREPARED[key] = QualityReport(train, sdtypes)
     return _PREPARED[key]
 
 
-def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame) -> float:
+def quality_report(train: pd.DataFrame, synthetic: pd.DataFrame) -> float:
     """SDMetrics' Quality Report overall score on one table (column shapes and pair trends).
 
     Computed by :mod:`tuner.scoring.quality` (the same number, faster once the real table is
     prepared: ``docs/usage.md``); by SDMetrics itself where a column is a datetime."""
-    sdtypes = {str(c): sdtype(real[c]) for c in real.columns}
-    if not supports(sdtypes) or list(sdtypes) != list(real.columns):
-        return float(_quality(real, synthetic).get_score())
-    return _prepared(real, sdtypes).score(synthetic[list(real.columns)]).score
+    sdtypes = {str(c): sdtype(train[c]) for c in train.columns}
+    if not supports(sdtypes) or list(sdtypes) != list(train.columns):
+        return float(_quality(train, synthetic).get_score())
+    return _prepared(train, sdtypes).score(synthetic[list(train.columns)]).score
 
 
-def quality_breakdown(real: pd.DataFrame, synthetic: pd.DataFrame) -> dict[str, Any]:
+def quality_breakdown(train: pd.DataFrame, synthetic: pd.DataFrame) -> dict[str, Any]:
     """The Quality Report's score, its two properties, each column's shape score and each
     column pair's trend score (scores only: no value of the data)."""
-    report = _quality(real, synthetic)
+    report = _quality(train, synthetic)
     props = report.get_properties()
     shapes = report.get_details("Column Shapes")
     pairs = report.get_details("Column Pair Trends")
@@ -77,11 +77,11 @@ def quality_breakdown(real: pd.DataFrame, synthetic: pd.DataFrame) -> dict[str, 
     }
 
 
-def hellinger(real: pd.DataFrame, synthetic: pd.DataFrame, *, bins: int = 20) -> float:
+def hellinger(train: pd.DataFrame, synthetic: pd.DataFrame, *, bins: int = 20) -> float:
     """``1 - H``, H the Hellinger distance of the joint distributions.
 
     See :func:`risk.hellinger_utility`."""
-    return risk.hellinger_utility(real, synthetic, bins=bins)
+    return risk.hellinger_utility(train, synthetic, bins=bins)
 
 
 def efficacy(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.DataFrame, *,
