@@ -16,8 +16,20 @@ def test_the_site_builds_strict(tmp_path):
                            "-d", str(tmp_path / "site")], cwd=ROOT, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert (tmp_path / "site" / "api" / "index.html").read_text().count(
-        "membership_disclosure") > 2  # the API page rendered the library's docstrings
+    api = (tmp_path / "site" / "api" / "index.html").read_text()
+    assert api.count("membership_disclosure") > 2  # the API page rendered the docstrings
+    # every public name of risk has its entry (cap and disclosure are modules and functions)
+    import risk
+    missing = [n for n in risk.__all__ if n.islower() and f'id="risk.{n}"' not in api
+               and f'id="risk.{n}.{n}"' not in api]
+    assert not missing, missing
+    # no Sphinx role is left as text on any page; the docstrings' roles became links
+    role = re.compile(r":(?:py:)?(?:func|class|mod|meth|attr|data|exc|obj):")
+    pages = {p.relative_to(tmp_path): role.findall(p.read_text())
+             for p in (tmp_path / "site").rglob("*.html")}
+    assert not {p: found for p, found in pages.items() if found}
+    tuner_api = (tmp_path / "site" / "api-tuner" / "index.html").read_text()
+    assert api.count("autorefs-internal") > 20 and tuner_api.count("autorefs-internal") > 3
 
 
 def test_every_link_of_the_readme_is_a_file_of_the_repository():
