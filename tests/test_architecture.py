@@ -181,7 +181,7 @@ def test_import_has_no_side_effects(package):
 
 
 def test_study_and_trial_attribute_keys_are_declared_in_one_module():
-    # a key written in one module and read in another must be one string: tuner/attrs.py
+    # a key written in one module and read in another must be one string: tuner/_common/attrs.py
     bare = re.compile(r"""(set_user_attr|user_attrs\.get|user_attrs\[)\(?\s*(["'])""")
     found = [f"{p.relative_to(ROOT)}:{i}" for p in sorted((ROOT / "tuner").rglob("*.py"))
              for i, line in enumerate(p.read_text().splitlines(), 1) if bare.search(line)]
@@ -190,17 +190,19 @@ def test_study_and_trial_attribute_keys_are_declared_in_one_module():
 
 # tuner's rooms from the bottom up: a module may import its own floor and those below it only
 TUNER_FLOORS = {
-    0: ("tuner.errors", "tuner.attrs", "tuner.seeding", "tuner.data", "tuner.dates",
-        "tuner.config_values", "tuner.faults", "tuner.quiet", "tuner.plots",
-        "tuner.config_sections", "tuner.lazy_exports"),
+    0: ("tuner.errors", "tuner._common", "tuner.data"),
     1: ("tuner.measures",),
     2: ("tuner.synthesis",),
-    3: ("tuner.config", "tuner.identifiers", "tuner.config_reference"),
+    3: ("tuner.config",),
     4: ("tuner.scoring",),
     5: ("tuner.search",),
     6: ("tuner.release",),
     7: ("tuner.api", "tuner.cli", "tuner.dashboard", "tuner.__main__", "tuner"),
 }
+ROOMS = ("config", "data", "measures", "synthesis", "scoring", "search", "release")
+LAZY_ROOMS = ("synthesis", "scoring", "search", "release")  # exports imported on first use
+PRIVATE_ROOMS = ("config", "data", "_common")  # every module inside is private (_name)
+MAX_TOP_LEVEL = 8  # modules at tuner/'s top level; the rest live in rooms
 
 
 def _floor(module: str) -> int:
@@ -222,7 +224,7 @@ def test_tuner_rooms_import_downwards_only():
 def test_each_room_says_what_it_offers_and_offers_it():
     import importlib
 
-    for room in ("synthesis", "scoring", "search", "release", "measures"):
+    for room in ROOMS:
         module = importlib.import_module(f"tuner.{room}")
         assert module.__doc__ and len(module.__doc__.split()) > 20, room
         assert module.__all__, room
@@ -253,3 +255,58 @@ def _is_export(name: str) -> bool:
     if room.count(".") != 1:
         return False
     return leaf in getattr(importlib.import_module(room), "__all__", ())
+
+
+def test_tuner_top_level_holds_few_modules_and_the_rest_lives_in_rooms():
+    top = sorted(p.name for p in (ROOT / "tuner").glob("*.py"))
+    assert len(top) <= MAX_TOP_LEVEL, top
+    rooms = {p.name for p in (ROOT / "tuner").iterdir() if (p / "__init__.py").exists()}
+    assert rooms == {*ROOMS, "_common"}, rooms
+    public = [f"tuner/{room}/{p.name}" for room in PRIVATE_ROOMS
+              for p in (ROOT / "tuner" / room).glob("*.py")
+              if room != "_common" and not p.name.startswith("_")]
+    assert not public, public  # config and data: modules private, the room's __init__ exports
+
+
+def test_users_import_the_private_rooms_through_their_front_door():
+    # tuner.config and tuner.data export what they offer; their _modules are theirs alone
+    # (tests may look inside). tuner._common is the project's own: experiments use its seeds,
+    # quiet logging and figures; it is no user's API (not exported by tuner)
+    reach = []
+    for path in [*(ROOT / "tuner").rglob("*.py"), *(ROOT / "experiments").rglob("*.py")]:
+        own = _module_name(path)
+        for m in _imports(path):
+            for room in ("tuner.config", "tuner.data"):
+                if m.startswith(room + "._") and not own.startswith(room):
+                    reach.append((str(path.relative_to(ROOT)), m))
+    assert not reach, reach
+
+
+@pytest.mark.parametrize("room", LAZY_ROOMS)
+def test_a_lazy_rooms_exports_are_typed(room):
+    # a lazy room imports its exports under TYPE_CHECKING, each from the module _EXPORTS names,
+    # so that mypy and editors see their signatures rather than Any
+    tree = ast.parse((ROOT / "tuner" / room / "__init__.py").read_text())
+    exports = next(ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                   and getattr(n.targets[0], "id", None) == "_EXPORTS")
+    block = next(n for n in tree.body if isinstance(n, ast.If)
+                 and getattr(n.test, "id", None) == "TYPE_CHECKING")
+    typed = {(a.asname or a.name): f"{n.module.rpartition('.')[2]}"
+             + ("" if a.asname in (None, a.name) else f":{a.name}")
+             for n in block.body if isinstance(n, ast.ImportFrom) for a in n.names}
+    assert typed == exports
+
+
+@pytest.mark.parametrize("room", ROOMS)
+def test_a_rooms_docstring_lists_its_modules(room):
+    import importlib
+    import re as regex
+
+    doc = importlib.import_module(f"tuner.{room}").__doc__ or ""
+    assert "Modules:" in doc, room
+    paragraph = doc.split("Modules:", 1)[1].split("\n\n", 1)[0]
+    listed = set(regex.findall(r"``(\w+)``", paragraph))
+    files = {p.stem for p in (ROOT / "tuner" / room).glob("*.py") if p.stem != "__init__"}
+    assert files <= listed, sorted(files - listed)
+    elsewhere = {p.stem for p in (ROOT / "tuner").rglob("*.py")} - files
+    assert not listed & elsewhere, sorted(listed & elsewhere)  # listed here, lives elsewhere

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from tuner import attrs
-from tuner.quiet import quiet_libraries
+from tuner._common import attrs
+from tuner._common.quiet import quiet_libraries
 
 EXIT_OK, EXIT_ERROR, EXIT_CONFIG, EXIT_NO_RELEASE = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a command Ctrl-C stopped
@@ -209,8 +209,8 @@ def _failure(exc: Exception) -> int:
     like bad input (a bare ``ValueError``, or the ``risk`` library's ``RiskInputError`` about
     frames the tuner built: where the user's data enter, the tuner checks them itself and says
     an ``InputError``)."""
+    from tuner._common.faults import fault_of
     from tuner.errors import InputError
-    from tuner.faults import fault_of
 
     fault = None if isinstance(exc, InputError) else fault_of(exc)
     if fault is not None:

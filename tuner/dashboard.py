@@ -36,7 +36,7 @@ import optuna
 from optuna.storages import BaseStorage
 from optuna.trial import FrozenTrial
 
-from tuner import attrs as attrs_module
+from tuner._common import attrs as attrs_module
 from tuner.config import ConfigError
 from tuner.errors import InputError
 from tuner.search.trials import REJECTED_PREFIX, best_feasible, pareto_choice, rejected

@@ -4,7 +4,7 @@
 ``ValueError`` too) is bad input: a config key, an argument, a data file, a study's stored state
 that the inputs contradict. The command line (:mod:`tuner.cli`) says an :class:`InputError`, a
 ``risk.RiskInputError`` or a missing file in one line with exit 2, a fault of the machine
-(:class:`tuner.faults.Fault`: a full disk, a read-only folder) in one line with exit 1, "no
+(:class:`tuner._common.faults.Fault`: a full disk, a read-only folder) in one line with exit 1, "no
 release candidate" with exit 3; anything else, a ``ValueError`` from pandas or a broken
 invariant included, is a bug: Python's traceback and exit 1 (please report it).
 
@@ -30,6 +30,10 @@ class InputError(TunerError, ValueError):
     """Bad input: the message names the key or argument, the value and what was expected."""
 
 
+class ConfigError(InputError):
+    """A configuration file is malformed; the message names the key and the problem."""
+
+
 class TrialFailed(TunerError):
     """One trial could not be scored for a reason of its own (its synthesiser, its parameters,
     its synthetic data): recorded with the trial, and the study goes on."""
@@ -40,4 +44,4 @@ class SynthesisFailed(TrialFailed, RuntimeError):
     library's exception is the cause (``__cause__``)."""
 
 
-__all__ = ["InputError", "SynthesisFailed", "TrialFailed", "TunerError"]
+__all__ = ["ConfigError", "InputError", "SynthesisFailed", "TrialFailed", "TunerError"]

@@ -20,7 +20,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from experiments.reporting import markdown_table
-from tuner.plots import save_figure
+from tuner._common.figures import save_figure
 
 ACCEPTABLE_M = 0.2
 ESTIMATES = {"tn": "t = n/N", "t05": "t = 0.5"}

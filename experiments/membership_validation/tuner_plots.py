@@ -16,7 +16,7 @@ from experiments.membership_validation.tuner_verdicts import (
     _order,
     with_verdicts,
 )
-from tuner.plots import save_figure
+from tuner._common.figures import save_figure
 
 
 def scatter(frame: pd.DataFrame, path: Path) -> Path:

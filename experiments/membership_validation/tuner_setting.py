@@ -51,9 +51,9 @@ from experiments.membership_validation.tuner_truth import (
 from experiments.reporting import append_rows
 from risk.membership import DEFAULT_ATTACK_CAP
 from tuner import measures
+from tuner._common.seeding import derive
 from tuner.data import split
 from tuner.measures import remove_replicated_uniques
-from tuner.seeding import derive
 from tuner.synthesis import synthesize
 
 HERE = Path(__file__).resolve().parent
@@ -366,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from experiments.datasets import DatasetMissing, read_adult
     from experiments.membership_validation.tuner_summary import summarize
-    from tuner.quiet import quiet_libraries
+    from tuner._common.quiet import quiet_libraries
 
     quiet_libraries()
     warnings.filterwarnings("ignore")

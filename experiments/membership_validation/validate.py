@@ -47,8 +47,8 @@ import pandas as pd
 import risk
 from experiments.reporting import append_rows
 from risk.membership import DEFAULT_ATTACK_CAP, scores_from_counts
+from tuner._common.seeding import derive
 from tuner.data import split
-from tuner.seeding import derive
 from tuner.synthesis import synthesize
 
 HERE = Path(__file__).resolve().parent
@@ -252,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from experiments.datasets import DatasetMissing, read_adult
     from experiments.membership_validation.summarize import summarize
-    from tuner.quiet import quiet_libraries
+    from tuner._common.quiet import quiet_libraries
 
     quiet_libraries()
     warnings.filterwarnings("ignore")

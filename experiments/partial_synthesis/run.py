@@ -246,7 +246,7 @@ def conditioning(trials: pd.DataFrame) -> pd.DataFrame:
 
 def plot(trials: pd.DataFrame, reference: list[dict[str, Any]], limit: float) -> Any:
     """U against EMR / N for every completed trial; Hu's synthesis and the unsynthesised data."""
-    from tuner.plots import figure
+    from tuner._common.figures import figure
 
     fig, ax = figure(figsize=(7, 4.8))
     done = trials[trials["state"] == "COMPLETE"]
@@ -274,7 +274,7 @@ def plot(trials: pd.DataFrame, reference: list[dict[str, Any]], limit: float) ->
 
 def write_results(trials: pd.DataFrame, table: pd.DataFrame, costs: pd.DataFrame,
                   fig: Any, results: Path) -> list[Path]:
-    from tuner.plots import save_figure
+    from tuner._common.figures import save_figure
 
     results.mkdir(parents=True, exist_ok=True)
     written = [results / "trials.csv", results / "identification.csv",
@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from experiments.datasets import DatasetMissing
-    from tuner.quiet import quiet_libraries
+    from tuner._common.quiet import quiet_libraries
 
     quiet_libraries()
     plan = Plan(families=tuple(args.families), trials=args.trials, rows=args.rows,

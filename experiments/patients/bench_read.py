@@ -1,8 +1,8 @@
 """Benchmark: identifier detection and date parsing against reading a 400,000-record table.
 
-The target (issue 33): finding direct identifiers (:func:`tuner.identifiers.findings`, the
+The target (issue 33): finding direct identifiers (:func:`tuner.data.findings`, the
 nearly-unique and quasi-identifier warnings) and reading dates as dates
-(:func:`tuner.dates.read_dates`) add at most 5 % to reading the table
+(:func:`tuner.data.read_dates`) add at most 5 % to reading the table
 (:func:`tuner.data.read_table`). The table: :func:`experiments.patients.generate.patients`,
 400,000 made-up patients (18 columns, two ISO date columns), as CSV and as Parquet (with
 datetime columns). Each step's fastest of 5 interleaved runs is shown, with the load average.
@@ -25,10 +25,8 @@ from typing import Any
 import pandas as pd
 
 from experiments.patients.generate import IDENTIFIERS, patients
-from tuner.config import ConfigError, parse
-from tuner.data import read_table
-from tuner.dates import read_dates
-from tuner.identifiers import drop_identifiers
+from tuner.config import ConfigError
+from tuner.data import drop_identifiers, read_dates, read_table
 
 
 def _fastest(steps: dict[str, Callable[[], Any]], rounds: int = 5) -> dict[str, float]:
@@ -46,10 +44,8 @@ def _fastest(steps: dict[str, Callable[[], Any]], rounds: int = 5) -> dict[str, 
 
 def _detect(frame: pd.DataFrame, identifiers: list[str]) -> None:
     """The check as ``prepare`` runs it: refused (identifiers undeclared) or passed."""
-    cfg = parse({"data": {"path": "x.csv", "population_size": 10 ** 7,
-                          "identifiers": identifiers}}, base=Path())
     try:
-        drop_identifiers(cfg, frame)
+        drop_identifiers(frame, identifiers=identifiers, keep_as_data=(), keys=None)
     except ConfigError:
         pass
 

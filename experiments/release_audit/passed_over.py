@@ -22,9 +22,9 @@ import shutil
 from pathlib import Path
 
 from experiments.datasets import read_adult
+from tuner._common.quiet import quiet_libraries
 from tuner.api import load_config
 from tuner.cli import main as cli_main
-from tuner.quiet import quiet_libraries
 from tuner.search import open_study, prepare
 
 ROWS = 4000

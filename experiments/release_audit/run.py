@@ -33,11 +33,11 @@ import risk
 from experiments.datasets import read_acs_sample, read_adult
 from experiments.release_audit.summary import summarize
 from experiments.reporting import append_rows
+from tuner._common.seeding import derive
 from tuner.api import load_config, start
 from tuner.release import ReleasedFamily, audit_set_check, winners_curse
 from tuner.scoring import UnusableSynthesis, evaluate
 from tuner.search import prepare, trial_params
-from tuner.seeding import derive
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"

@@ -208,7 +208,8 @@ def timing(trials: pd.DataFrame) -> pd.DataFrame:
 
 def write_results(trials: pd.DataFrame, results: Path, *, threshold: float = 0.2) -> list[Path]:
     """The per-dataset CSVs and maps, and the best-feasible and timing tables."""
-    from tuner.plots import risk_utility, save_figure
+    from tuner._common.figures import save_figure
+    from tuner.search import risk_utility_plot as risk_utility
 
     results.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
@@ -244,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from experiments.datasets import DatasetMissing
-    from tuner.quiet import quiet_libraries
+    from tuner._common.quiet import quiet_libraries
     from tuner.search import ui_command
 
     quiet_libraries()

@@ -51,12 +51,12 @@ import pandas as pd
 from optuna.trial import FrozenTrial, Trial, TrialState
 
 import tuner
+from tuner._common.seeding import derive
 from tuner.api import load_config
 from tuner.config import Config
 from tuner.scoring import Evaluation, evaluate
 from tuner.search import Context, ask_params, prepare, trial_params
 from tuner.search import sampler as product_sampler
-from tuner.seeding import derive
 
 THREADS = 1  # torch threads of every fit (see the module docstring)
 

@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from experiments.datasets import DatasetMissing
-    from tuner.quiet import quiet_libraries
+    from tuner._common.quiet import quiet_libraries
 
     quiet_libraries()
     plan = plan_module.load(args.config, datasets=args.datasets, seeds=args.seeds,

@@ -175,7 +175,7 @@ def plot(curve: pd.DataFrame, trials: pd.DataFrame, dataset: str, budget: float,
     """Anytime curves against seconds (left) and against trials finished (right)."""
     import matplotlib.pyplot as plt
 
-    from tuner.plots import save_figure
+    from tuner._common.figures import save_figure
 
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4.6), sharey=True,
                                   gridspec_kw={"width_ratios": [3, 2]})

@@ -10,7 +10,7 @@ import pytest
 
 import risk
 from tests.data import unavailable
-from tuner.config_sections import AuditConfig
+from tuner.config import AuditConfig
 from tuner.data import read_builtin, split
 from tuner.release.audit import ReleasedFamily
 from tuner.release.audit_backend import check_reachable, running

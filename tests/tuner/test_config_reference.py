@@ -6,14 +6,14 @@ import dataclasses
 from pathlib import Path
 
 from tuner import measures
-from tuner.config_reference import SECTIONS, reference
+from tuner.config import SECTIONS, reference
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_committed_page_is_what_the_code_generates():
     page = (ROOT / "docs" / "config.md").read_text()
-    assert page == reference(), ("docs/config.md is stale: python -m tuner.config_reference "
+    assert page == reference(), ("docs/config.md is stale: python -m tuner.config "
                                  "> docs/config.md")
 
 

@@ -13,8 +13,7 @@ import pytest
 import risk
 from experiments.patients.generate import patients
 from tests.tuner.conftest import TINY_AUDIT_KEYS
-from tuner.data import metadata_for
-from tuner.dates import detect_format, formatted, read_dates
+from tuner.data import detect_format, formatted, metadata_for, read_dates
 from tuner.errors import InputError
 
 
@@ -167,7 +166,7 @@ def test_a_patient_release_holds_new_dates_in_the_input_form(tmp_path, form):
 
 
 def test_the_report_draws_a_date_column_on_a_year_axis():
-    from tuner.plots import marginal_tables, marginals
+    from tuner.release._plots import marginal_tables, marginals
 
     born = pd.Series(pd.to_datetime(["1950-06-01", "1960-01-01", "1970-01-01", "1980-07-01"] * 50))
     real = pd.DataFrame({"born": born, "x": ["a", "b"] * 100})

@@ -12,9 +12,14 @@ from experiments.patients.generate import patients
 from tests.data import load_acs_sample, load_adult, load_ce, require
 from tuner import config
 from tuner.cli import main
-from tuner.data import read_builtin
-from tuner.dates import read_dates
-from tuner.identifiers import content_reason, findings, name_reason, quasi_warnings
+from tuner.data import (
+    content_reason,
+    findings,
+    name_reason,
+    quasi_warnings,
+    read_builtin,
+    read_dates,
+)
 
 IDENTIFIERS = ["ADDRESS", "DRIVERS", "FIRST", "Id", "LAST", "MAIDEN", "PASSPORT", "SSN"]
 
@@ -123,7 +128,7 @@ def _sd2011() -> pd.DataFrame:
 def test_no_false_alarm_on_the_tables_the_project_uses(table, tmp_path):
     """Adult (its near-unique fnlwgt), ACS, CE, SD2011 and the two built-in tables: nothing
     found, nothing that stops a run, and no quasi-identifier warning."""
-    from tuner.identifiers import drop_identifiers
+    from tuner.data import drop_identifiers
 
     frame = {"adult": load_adult, "acs": load_acs_sample, "ce": load_ce, "sd2011": _sd2011,
              "builtin:adult": lambda: read_builtin("builtin:adult"),
@@ -133,7 +138,9 @@ def test_no_false_alarm_on_the_tables_the_project_uses(table, tmp_path):
     assert findings(frame) == {}
     assert quasi_warnings(frame) == []
     cfg = config.parse({"data": {"path": "x.csv", "population_size": 10 ** 6}}, base=tmp_path)
-    rest, warnings = drop_identifiers(cfg, frame)
+    d = cfg.data
+    rest, warnings = drop_identifiers(frame, identifiers=d.identifiers,
+                                      keep_as_data=d.keep_as_data, keys=d.keys)
     assert rest.shape == frame.shape
     assert all("strong quasi-identifiers" not in w for w in warnings)
 

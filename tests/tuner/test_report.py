@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tuner import plots
+from tuner.release import _plots as plots
 from tuner.release import report
 
 RARE = "zz-rare-value"  # occurs once in the training data: must never be drawn

@@ -16,11 +16,11 @@ import pytest
 
 import tuner
 from tests.tuner.conftest import write_config
+from tuner._common.seeding import derive, noise_key, split_seed
 from tuner.cli import main
 from tuner.data import read_builtin, split
 from tuner.release.manifest import SPLIT_FILE
 from tuner.search.secret import CUSTODIAN_FILE, decode, encode
-from tuner.seeding import derive, noise_key, split_seed
 from tuner.synthesis.families import SYNTHESIZERS
 from tuner.synthesis.synthesizers import build
 

@@ -1,4 +1,4 @@
-"""One seed, one synthetic table, whatever the machine (tuner.seeding.seeded)."""
+"""One seed, one synthetic table, whatever the machine (tuner._common.seeding.seeded)."""
 
 from __future__ import annotations
 

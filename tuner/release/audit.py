@@ -42,7 +42,7 @@ import pandas as pd
 from tqdm import tqdm
 
 import risk
-from tuner import attrs
+from tuner._common import attrs
 from tuner.measures.gate import remove_replicated_uniques
 from tuner.release import audit_backend
 from tuner.release.audit_set import audit_set_check, refusal, winners_curse

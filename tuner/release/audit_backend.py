@@ -17,8 +17,7 @@ import os
 from collections.abc import Iterator
 from unittest import mock
 
-from tuner.config import ConfigError
-from tuner.config_sections import AuditConfig
+from tuner.config import AuditConfig, ConfigError
 
 CONNECT_SECONDS = 10.0
 

@@ -36,8 +36,9 @@ import optuna
 from filelock import FileLock
 
 import risk
-from tuner import attrs, plots
-from tuner.dates import formatted
+from tuner._common import attrs
+from tuner.data import formatted
+from tuner.release import _plots as plots
 from tuner.release import report
 from tuner.release.audit import CUSTODIAN_ONLY, public, release_audit
 from tuner.release.audit import metrics as audit_metrics
@@ -52,7 +53,7 @@ from tuner.release.refusals import (
 )
 from tuner.scoring import utility
 from tuner.scoring.evaluation import Evaluation
-from tuner.search import secret
+from tuner.search import risk_utility_plot, secret
 from tuner.search.budget import pid_alive
 from tuner.search.context import Context
 from tuner.search.locks import claim_lock
@@ -296,7 +297,7 @@ def _export(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
-        # dates in the input's format (tuner.dates), a missing one an empty field
+        # dates in the input's format (tuner.data), a missing one an empty field
         formatted(ev.synthetic, ctx.date_formats).to_csv(staging / "synthetic.csv", index=False)
         for name, one in zip(set_files(len(ev.sets))[1:], ev.sets[1:], strict=True):
             formatted(one, ctx.date_formats).to_csv(staging / name, index=False)  # partial: 2..m
@@ -307,7 +308,7 @@ def _export(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
         chosen = selection(study, best)
         if chosen["mode"] == "pareto":
             complete = frame[frame["state"] == "COMPLETE"]
-            plots.save_figure(plots.risk_utility(
+            plots.save_figure(risk_utility_plot(
                 complete, threshold=ctx.cfg.risk.m_threshold, front=tuple(chosen["front"]),
                 released=best.number, title="Pareto mode: the feasible front and the release"),
                 staging / "pareto_front.png")

@@ -19,7 +19,7 @@ from typing import Any
 
 import optuna
 
-from tuner import attrs
+from tuner._common import attrs
 from tuner.scoring.evaluation import Evaluation
 from tuner.search.context import Context
 from tuner.synthesis.families import SYNTHESIZERS

@@ -20,7 +20,8 @@ import math
 
 import optuna
 
-from tuner import attrs, measures
+from tuner import measures
+from tuner._common import attrs
 from tuner.errors import TunerError
 from tuner.scoring.evaluation import Evaluation, evaluate
 from tuner.search.context import Context

@@ -12,7 +12,7 @@ from typing import Any
 
 import optuna
 
-from tuner import attrs
+from tuner._common import attrs
 from tuner.search.context import Context
 from tuner.search.locks import claim_lock
 from tuner.search.tracking import Tracker

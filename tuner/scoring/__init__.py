@@ -8,7 +8,9 @@ Modules: ``evaluation``, ``categorical``, ``utility``, ``quality``.
 
 from __future__ import annotations
 
-from tuner.lazy_exports import lazy_exports
+from typing import TYPE_CHECKING
+
+from tuner._common.lazy_exports import lazy_exports
 
 # what this room offers, by the module that holds it ("module:name" where the name differs):
 # imported when first used (PEP 562), so that importing the room costs nothing
@@ -22,6 +24,17 @@ _EXPORTS = {
     "score": "evaluation",
     "utility_score": "evaluation",
 }
+
+if TYPE_CHECKING:  # the exports' types, for mypy and editors (imported lazily at run time)
+    from tuner.scoring.categorical import coded as coded_frames
+    from tuner.scoring.evaluation import (
+        Evaluation,
+        UnusableSynthesis,
+        evaluate,
+        score,
+        utility_score,
+    )
+    from tuner.scoring.utility import hellinger, quality_report
 
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -63,7 +63,7 @@ class Evaluation:
     # partial synthesis: the m released sets (synthetic is the first) and how they were drawn
     sets: tuple[pd.DataFrame, ...] = dataclasses.field(default=(), repr=False)
     partial: Mapping[str, float] = dataclasses.field(default_factory=dict)
-    # a DP family's noise key (tuner.seeding.noise_key): a refit of this model needs it too
+    # a DP family's noise key (tuner._common.seeding.noise_key): a refit of this model needs it too
     noise_key: int | None = dataclasses.field(default=None, repr=False)
 
     @property
@@ -245,7 +245,7 @@ def evaluate(cfg: Config, split: Split, name: str, params: dict[str, Any], *, se
     which also computes what only its report shows (M's F1 at every Hamming threshold) and
     scores every synthetic record where a trial scores a sample (DCR, ``MeasureSpec.sampled``);
     every other constraint, and the loss, are the same numbers either way. ``noise_key``: a DP
-    family's noise key (:func:`tuner.seeding.noise_key`), from the study's secret."""
+    family's noise key (:func:`tuner._common.seeding.noise_key`), from the study's secret."""
     if cfg.study.synthesize:
         part = synthesize_partial(
             name, params, split.train, synthesize=cfg.study.synthesize, seed=seed,

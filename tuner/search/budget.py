@@ -33,7 +33,7 @@ import warnings
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from tuner import attrs
+from tuner._common import attrs
 
 FINISHED = (TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)
 INTERRUPTED_PREFIX = attrs.INTERRUPTED_PREFIX

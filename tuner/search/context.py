@@ -8,15 +8,21 @@ from typing import Any
 
 import pandas as pd
 
+from tuner._common.seeding import derive, noise_key, split_seed
 from tuner.config import Config, ConfigError, data_problems, raise_all
-from tuner.data import Split, fingerprint, frame_problems, read_table, split
-from tuner.dates import read_dates
-from tuner.identifiers import drop_identifiers
+from tuner.data import (
+    Split,
+    drop_identifiers,
+    fingerprint,
+    frame_problems,
+    read_dates,
+    read_table,
+    split,
+)
 from tuner.measures import identification
 from tuner.search import secret as study_secret
 from tuner.search.stored_split import recorded_split
 from tuner.search.tracking import local_uri
-from tuner.seeding import derive, noise_key, split_seed
 from tuner.synthesis.families import SYNTHESIZERS
 from tuner.synthesis.partial import conditioning_problem
 
@@ -31,7 +37,7 @@ class Context:
     storage_url: str
     mlflow_uri: str
     fingerprint: str  # SHA-256 of the table, computed once
-    # the release format of each date column (tuner.dates): the input's, e.g. "%d/%m/%Y"
+    # the release format of each date column (tuner.data): the input's, e.g. "%d/%m/%Y"
     date_formats: dict[str, str] = dataclasses.field(default_factory=dict)
     progress: bool = True  # progress bars on long work (the release audit); --no-progress: off
     # the study's secret (tuner.search.secret); None: public seeds. Never in a repr/traceback
@@ -97,7 +103,8 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
     frame = apply_missing_codes(frame, cfg.data.missing_codes)
     frame, date_formats = read_dates(frame, cfg.data.dates,
                                      first_line=1 if cfg.data.header_names else 2)
-    frame, warnings = drop_identifiers(cfg, frame)
+    frame, warnings = drop_identifiers(frame, identifiers=cfg.data.identifiers,
+                                       keep_as_data=cfg.data.keep_as_data, keys=cfg.data.keys)
     for warning in warnings:
         print(f"warning: {warning}")
     problems = frame_problems(frame) + data_problems(cfg, list(map(str, frame.columns)),

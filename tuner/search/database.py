@@ -6,8 +6,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
+from tuner._common.faults import fault_of
 from tuner.config import ConfigError
-from tuner.faults import fault_of
 from tuner.search import stored_split
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import optuna
 from filelock import FileLock
 
-from tuner import attrs
+from tuner._common import attrs
 from tuner.search.context import Context
 from tuner.search.database import engine_url, is_postgres, opening
 

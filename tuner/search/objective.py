@@ -26,10 +26,10 @@ from optuna.distributions import (
 from optuna.trial import Trial
 from tqdm import tqdm
 
-from tuner import attrs
+from tuner._common import attrs
+from tuner._common.faults import Fault, fault_of, free_reserve
 from tuner.config import Config
 from tuner.errors import TrialFailed
-from tuner.faults import Fault, fault_of, free_reserve
 from tuner.scoring import evaluation
 from tuner.search.budget import INTERRUPTED_PREFIX, claim_slot
 from tuner.search.context import Context
@@ -81,7 +81,7 @@ class TrackedObjective:
     """Optuna objective: one evaluated trial, mirrored as a nested MLflow run.
 
     A trial that raises is recorded (``fail_reason``, its run FAILED) and the study goes on;
-    a fault of the machine (:func:`tuner.faults.fault_of`: a full disk, a read-only folder)
+    a fault of the machine (:func:`tuner._common.faults.fault_of`: a full disk, a read-only folder)
     stops it: the trial and its run are marked failed all the same (the disk reserve freed to
     make room), the objective stops the study and :meth:`raise_fault` raises it once
     ``optimize`` has returned.

@@ -8,7 +8,7 @@ in its Optuna storage (custodian-side, like ``study.db`` itself: every worker on
 makes the same split from them) and in ``seeds.json`` beside ``split.json`` in the output
 folder, readable by its owner only. Every seed of the study (split, trials, release audit)
 and the noise key of a differentially private mechanism are keyed with it
-(:func:`tuner.seeding.derive`); nothing released names any of them. The custodian re-creates
+(:func:`tuner._common.seeding.derive`); nothing released names any of them. The custodian re-creates
 the release exactly from the storage, or from ``seeds.json`` when the storage is lost.
 """
 
@@ -22,9 +22,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from tuner import attrs
+from tuner._common import attrs
+from tuner._common.seeding import SECRET_BITS, new_secret
 from tuner.config import Config, ConfigError
-from tuner.seeding import SECRET_BITS, new_secret
 
 CUSTODIAN_FILE = "seeds.json"
 NOTE = ("CONFIDENTIAL, custodian-only, like split.json: each study's secret, from which its "

@@ -4,7 +4,7 @@ One machine (the default): SQLite files in the output folder, and a lock file th
 processes that start at once create them one at a time. Many machines: a PostgreSQL URL
 (``study.storage``) and an MLflow server (``study.mlflow_uri``), with PostgreSQL's advisory
 locks between the workers (:mod:`tuner.search.locks`). Faults of the machine are told from a trial's
-failures by :mod:`tuner.faults`.
+failures by :mod:`tuner._common.faults`.
 
 Optuna's heartbeat fails the trial of a worker that died anywhere (no heartbeat for
 ``GRACE_SECONDS``); ``RISK_TUNER_HEARTBEAT_SECONDS`` and ``RISK_TUNER_GRACE_SECONDS`` change
@@ -21,10 +21,11 @@ import optuna
 from optuna.storages.journal import JournalFileBackend
 from optuna.study import StudyDirection
 
-from tuner import attrs
+from tuner._common import attrs
+from tuner._common.faults import keep_reserve
+from tuner._common.seeding import derive
 from tuner.config import Config, ConfigError
 from tuner.errors import InputError
-from tuner.faults import keep_reserve
 from tuner.search import secret, stored_split
 from tuner.search.budget import record_interrupted
 from tuner.search.context import Context
@@ -32,7 +33,6 @@ from tuner.search.database import engine_url, is_postgres, opening, shown
 from tuner.search.locks import claim_lock, claim_worker_slot, pg_lock
 from tuner.search.tracking import Tracker, check_reachable
 from tuner.search.trials import PARETO_PICK_ATTR
-from tuner.seeding import derive
 
 HEARTBEAT_SECONDS = 10
 GRACE_SECONDS = 60

@@ -17,7 +17,7 @@ from typing import Any
 
 import optuna
 
-from tuner import attrs
+from tuner._common import attrs
 
 SPLIT_ATTR = attrs.SPLIT
 LEGACY = {"audit_fraction": 0.0, "legacy": True}  # what a study made before it is read as

@@ -23,11 +23,11 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial
 
-from tuner import plots
+from tuner._common.faults import Fault
+from tuner._common.quiet import quiet_libraries
 from tuner.config import Config
 from tuner.errors import TrialFailed
-from tuner.faults import Fault
-from tuner.quiet import quiet_libraries
+from tuner.search import _plots as plots
 from tuner.search.budget import (
     Budget,
     budget_used,

@@ -40,8 +40,8 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
+from tuner._common.faults import Uninterrupted
 from tuner.config import ConfigError
-from tuner.faults import Uninterrupted
 from tuner.search.budget import pid_alive
 
 RELEASED_TAG = "released"

@@ -8,7 +8,7 @@ import optuna
 import pandas as pd
 from optuna.trial import FrozenTrial, TrialState
 
-from tuner import attrs
+from tuner._common import attrs
 from tuner.search.budget import FINISHED, SURPLUS_PREFIX
 from tuner.search.pareto import Point, pick
 

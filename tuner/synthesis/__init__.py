@@ -10,7 +10,9 @@ Modules: ``families``, ``spaces``, ``synthesizers``, ``cart``, ``dp``, ``dp_mech
 
 from __future__ import annotations
 
-from tuner.lazy_exports import lazy_exports
+from typing import TYPE_CHECKING
+
+from tuner._common.lazy_exports import lazy_exports
 
 # what this room offers, by the module that holds it ("module:name" where the name differs):
 # imported when first used (PEP 562), so that importing the room costs nothing
@@ -24,6 +26,12 @@ _EXPORTS = {
     "synthesize_partial": "partial",
     "unregister": "families",
 }
+
+if TYPE_CHECKING:  # the exports' types, for mypy and editors (imported lazily at run time)
+    from tuner.synthesis.cart import CARTSynthesizer
+    from tuner.synthesis.families import SYNTHESIZERS, SynthesizerSpec, register, unregister
+    from tuner.synthesis.partial import PartialSynthesis, synthesize_partial
+    from tuner.synthesis.synthesizers import synthesize
 
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -37,8 +37,8 @@ import numpy as np
 import pandas as pd
 from sdv.single_table.base import BaseSingleTableSynthesizer
 
+from tuner._common.seeding import seeded
 from tuner.errors import InputError
-from tuner.seeding import seeded
 
 EXTRA = 'python -m pip install -e ".[dp]"'
 

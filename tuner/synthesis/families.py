@@ -37,7 +37,8 @@ class SynthesizerSpec:
     the fit runs torch and is reproducible only at a fixed torch thread count (recorded with the
     trial); ``takes_device``: it accepts ``enable_gpu``; ``has_epochs``: it trains in epochs;
     ``seed_argument``: the constructor argument that takes the trial's seed, if any (SDV's own
-    synthesisers are seeded through the global generators instead, see :mod:`tuner.seeding`).
+    synthesisers are seeded through the global generators instead, see
+    :mod:`tuner._common.seeding`).
     ``extra``: the optional dependency group (``pyproject.toml``) it needs beyond ``tuner``, and
     ``modules`` the modules that group provides; :meth:`missing` says what to install.
     ``conditioning``: how partial synthesis (:mod:`tuner.synthesis.partial`) draws the synthesised
@@ -46,8 +47,8 @@ class SynthesizerSpec:
     kept where its kept values equal the record's. ``keep_argument``: the constructor argument
     that is told the kept columns before the fit (CART's ``keep``), if any. ``private``: a
     differentially private mechanism whose ``seed_argument`` draws its noise; it takes the
-    study's 128-bit noise key there when the study has a secret (:func:`tuner.seeding.noise_key`:
-    DP assumes coins nobody else can replay).
+    study's 128-bit noise key there when the study has a secret
+    (:func:`tuner._common.seeding.noise_key`: DP assumes coins nobody else can replay).
     """
 
     name: str

@@ -212,7 +212,7 @@ def synthesize_partial(
     Only ``synthesize`` is drawn, given each record's other columns; with ``holdout``, the same
     model also draws the holdout records' synthesised columns once (the gate's comparison).
     Seeded as :func:`tuner.synthesis.synthesizers.synthesize` (fit under
-    :func:`tuner.seeding.seeded`,
+    :func:`tuner._common.seeding.seeded`,
     sampling by the synthesiser's own generator set to ``seed``; a DP family's noise from
     ``noise_key`` where given).
     """

@@ -12,10 +12,10 @@ from typing import Any
 import joblib
 import pandas as pd
 
+from tuner._common.faults import fault_of
+from tuner._common.seeding import seeded
 from tuner.data import TABLE, metadata_for
 from tuner.errors import SynthesisFailed, TrialFailed
-from tuner.faults import fault_of
-from tuner.seeding import seeded
 from tuner.synthesis.families import SYNTHESIZERS
 from tuner.synthesis.spaces import decode
 

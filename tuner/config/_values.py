@@ -16,16 +16,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tuner.errors import InputError
-
-
-class ConfigError(InputError):
-    """A configuration file is malformed; the message names the key and the problem."""
+from tuner.errors import ConfigError
 
 
 def key(default: Any = dataclasses.MISSING, *, help: str) -> Any:  # noqa: A002
     """A config key: its default (none: required) and one line of help, which the config
-    reference (``docs/config.md``, :mod:`tuner.config_reference`) prints."""
+    reference (``docs/config.md``, :mod:`tuner.config`) prints."""
     return dataclasses.field(default=default, metadata={"help": help})
 
 

@@ -19,7 +19,7 @@ class TrialFailureLines(logging.Filter):
     the tuner's words), a fault of the machine or Ctrl-C (the command says them once)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        from tuner.faults import fault_of
+        from tuner._common.faults import fault_of
 
         message = record.getMessage()
         if message.startswith("Trial ") and message.endswith("failed with value None."):
@@ -37,7 +37,7 @@ class TrialFailureLines(logging.Filter):
 def _thread_hook(args: threading.ExceptHookArgs) -> None:
     """A fault in a library's thread (Optuna's heartbeat on a full disk) in one line; the
     study stops on it in the main thread, which says so."""
-    from tuner.faults import fault_of
+    from tuner._common.faults import fault_of
 
     fault = fault_of(args.exc_value)
     if fault is None:

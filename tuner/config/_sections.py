@@ -1,5 +1,5 @@
 """The config's plain sections as dataclasses: ``[data]``, ``[study]``, ``[audit]``,
-``[utility]``, each key with its default and one line of help (:func:`tuner.config_values.key`;
+``[utility]``, each key with its default and one line of help (:func:`tuner.config.key`;
 the config reference, ``docs/config.md``, prints them). ``[risk]`` comes from the measure
 registry and ``[space.FAMILY]`` from the synthesiser registry (:mod:`tuner.config`)."""
 
@@ -9,7 +9,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from tuner.config_values import key
+from tuner.config._values import key
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,11 +1,11 @@
 """The config reference, generated from the code: ``docs/config.md``.
 
 Every key of every section with its type, default and one line of help, read from the config
-dataclasses (:func:`tuner.config_values.key`), the measure registry's ``[risk]`` options
+dataclasses (:func:`tuner.config.key`), the measure registry's ``[risk]`` options
 (:class:`tuner.measures.Option`) and the synthesiser registry's search spaces; a test holds the
 committed page equal to what this module prints, so the page cannot drift from the code.
 
-    python -m tuner.config_reference > docs/config.md
+    python -m tuner.config > docs/config.md
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from typing import Any
 
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 
-from tuner import config, measures
-from tuner.config_values import kinds_of
+from tuner import measures
+from tuner.config import _load as config
+from tuner.config._values import kinds_of
 from tuner.synthesis.families import SYNTHESIZERS
 
 SECTIONS = (("data", config.DataConfig), ("study", config.StudyConfig),
@@ -40,7 +41,7 @@ def _toml(value: Any) -> str:
 
 
 def _type(kind: str) -> str:
-    """How the page names a key's kind (:func:`tuner.config_values.kind_of`)."""
+    """How the page names a key's kind (:func:`tuner.config.kind_of`)."""
     return {"columns": "list of strings", "codes": "table of lists",
             "formats": "table of strings"}.get(kind, kind)
 
@@ -57,7 +58,7 @@ def _space(dist: Any) -> str:
 def reference() -> str:
     """The page, as Markdown."""
     out = ["# Config reference", "",
-           "Generated from the code by `python -m tuner.config_reference` (a test holds this "
+           "Generated from the code by `python -m tuner.config` (a test holds this "
            "page equal to its output). A study's config is a TOML file of these sections; an "
            "unknown key, a value of the wrong type or out of range, or a column the data lack "
            "is refused before any trial, naming the key (exit 2).", "",
@@ -91,6 +92,3 @@ def reference() -> str:
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 
-
-if __name__ == "__main__":
-    print(reference(), end="")

@@ -25,11 +25,12 @@ them with what to do (:func:`quasi_warnings`).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-from tuner.config import Config, ConfigError
+from tuner.errors import ConfigError
 
 NEARLY_UNIQUE = 0.95
 MIN_RECORDS = 50  # below this, any column with many levels is unique by chance
@@ -230,7 +231,7 @@ _QUASI = ((_coordinates, "precise geographic coordinates (4 or more decimals: a 
                          "people)", "year, or month and year"))
 
 
-def quasi_warnings(frame: pd.DataFrame, *, keys: tuple[str, ...] | None = None) -> list[str]:
+def quasi_warnings(frame: pd.DataFrame, *, keys: Sequence[str] | None = None) -> list[str]:
     """Warnings naming precise coordinates and full dates of birth not among ``keys``, judged
     on :func:`sample_of` (a warning, not a refusal)."""
     known = set(keys or ())
@@ -242,12 +243,15 @@ def quasi_warnings(frame: pd.DataFrame, *, keys: tuple[str, ...] | None = None) 
             "matches on them" for columns, held, coarser in found if columns]
 
 
-def drop_identifiers(cfg: Config, frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """``frame`` without the declared identifiers, and warnings (nearly unique columns, strong
-    quasi-identifiers).
+def drop_identifiers(frame: pd.DataFrame, *, identifiers: Sequence[str],
+                     keep_as_data: Sequence[str], keys: Sequence[str] | None
+                     ) -> tuple[pd.DataFrame, list[str]]:
+    """``frame`` without the declared ``identifiers`` (``[data] identifiers``), and warnings
+    (nearly unique columns, strong quasi-identifiers not among the ``keys``).
 
-    :class:`ConfigError` naming every undeclared column found by :func:`findings`."""
-    declared = list(cfg.data.identifiers)
+    :class:`ConfigError` naming every undeclared column found by :func:`findings` (columns in
+    ``keep_as_data`` are not judged)."""
+    declared = list(identifiers)
     unknown = [c for c in declared if c not in frame.columns]
     if unknown:
         raise ConfigError(f"data.identifiers names column(s) {unknown} that the data do not "
@@ -255,12 +259,12 @@ def drop_identifiers(cfg: Config, frame: pd.DataFrame) -> tuple[pd.DataFrame, li
     rest = frame.drop(columns=declared) if declared else frame  # drop copies every column
     if rest.shape[1] == 0:
         raise ConfigError("data.identifiers names every column: nothing is left to synthesise")
-    kept = tuple(cfg.data.keep_as_data)
+    kept = tuple(keep_as_data)
     found = findings(rest, exempt=kept)  # a column found is not counted on the whole table
     if found:
         raise ConfigError(refusal(found))
     shares = unique_shares(rest) if len(rest) >= MIN_RECORDS else {}  # warnings (kept too)
-    warnings = quasi_warnings(rest, keys=cfg.data.keys)
+    warnings = quasi_warnings(rest, keys=keys)
     warnings += [f"column {c!r} is unique for {s:.1%} of the records: if it identifies people, "
                  f"declare it in [data] identifiers" for c, s in shares.items()
                  if NEARLY_UNIQUE <= s < 1.0 and c not in kept]

@@ -17,8 +17,8 @@ from typing import Any
 import risk
 import risk.audit
 from tuner import measures
-from tuner.config_sections import AuditConfig, DataConfig, StudyConfig, UtilityConfig
-from tuner.config_values import ConfigError, raise_all, section, table
+from tuner.config._sections import AuditConfig, DataConfig, StudyConfig, UtilityConfig
+from tuner.config._values import ConfigError, raise_all, section, table
 from tuner.synthesis.families import SYNTHESIZERS
 from tuner.synthesis.spaces import narrow
 

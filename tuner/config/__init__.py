@@ -1,0 +1,51 @@
+"""The study's configuration: one TOML file (or mapping) read into a typed :class:`Config`.
+
+Sections ``[data]``, ``[study]``, ``[risk]``, ``[utility]``, ``[audit]`` and ``[space.FAMILY]``;
+every problem of a file is collected and raised at once as one :class:`ConfigError` naming the
+key, the value and what was expected (exit 2 on the command line). ``python -m tuner.config``
+prints the reference of every key (``docs/config.md``), generated from the code.
+
+Modules: ``_values`` (TOML values into typed ones, generic), ``_sections`` (the plain sections
+as dataclasses, each key with its help), ``_load`` (the whole config, its checks and renamed
+keys), ``_reference`` (the generated page), ``__main__`` (prints it).
+"""
+
+from __future__ import annotations
+
+from tuner.config._load import (
+    AUDIT_BACKENDS,
+    AUDIT_DESIGNS,
+    DEVICES,
+    MODES,
+    PICK_RULES,
+    RENAMED_KEYS,
+    UTILITY_METRICS,
+    Config,
+    RiskConfig,
+    check,
+    check_data,
+    data_problems,
+    load,
+    parse,
+    with_overrides,
+)
+from tuner.config._reference import SECTIONS, reference
+from tuner.config._sections import AuditConfig, DataConfig, StudyConfig, UtilityConfig
+from tuner.config._values import (
+    ConfigError,
+    coerce,
+    key,
+    kind_of,
+    kinds_of,
+    raise_all,
+    section,
+    table,
+)
+
+__all__ = [
+    "AUDIT_BACKENDS", "AUDIT_DESIGNS", "DEVICES", "MODES", "PICK_RULES", "RENAMED_KEYS",
+    "SECTIONS", "UTILITY_METRICS", "AuditConfig", "Config", "ConfigError", "DataConfig",
+    "RiskConfig", "StudyConfig", "UtilityConfig", "check", "check_data", "coerce",
+    "data_problems", "key", "kind_of", "kinds_of", "load", "parse", "raise_all", "reference",
+    "section", "table", "with_overrides",
+]

@@ -1,0 +1,43 @@
+"""The custodian's table: reading it, its dates, its direct identifiers, the study's split.
+
+Read a CSV, Parquet or built-in table (``_read``); parse date columns as datetimes and write
+them back in the input's format (``_dates``); drop the declared direct identifiers and refuse
+undeclared ones, all named in one message (``_identifiers``); split the records once, seeded,
+into training, holdout and the sealed audit set; build SDV metadata that holds column names
+and sdtypes only, never a value of the data.
+Modules: ``_read``, ``_dates``, ``_identifiers``.
+"""
+
+from __future__ import annotations
+
+from tuner.data._dates import detect_format, formatted, read_dates
+from tuner.data._identifiers import (
+    CHOICES,
+    content_reason,
+    drop_identifiers,
+    findings,
+    name_reason,
+    quasi_warnings,
+    refusal,
+)
+from tuner.data._read import (
+    BUILTIN,
+    CATEGORY_LIMIT,
+    DEMO_TABLE,
+    TABLE,
+    Split,
+    fingerprint,
+    frame_problems,
+    metadata_for,
+    read_builtin,
+    read_table,
+    sdtype,
+    split,
+)
+
+__all__ = [
+    "BUILTIN", "CATEGORY_LIMIT", "CHOICES", "DEMO_TABLE", "TABLE", "Split", "content_reason",
+    "detect_format", "drop_identifiers", "findings", "fingerprint", "formatted", "frame_problems",
+    "metadata_for", "name_reason", "quasi_warnings", "read_builtin", "read_dates", "read_table",
+    "refusal", "sdtype", "split",
+]
