@@ -155,6 +155,7 @@ def test_risk_runs_every_measure_without_the_tuner_dependencies():
 
 
 @pytest.mark.parametrize("package", ["risk", "tuner"])
+@pytest.mark.slow
 def test_import_has_no_side_effects(package):
     modules = sorted(_module_name(p) for p in (ROOT / package).rglob("*.py")
                      if p.name != "__main__.py")

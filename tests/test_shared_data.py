@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.parametrize(("required", "code", "said"), [
     ("", 0, "1 skipped"), ("1", 1, "1 failed")], ids=["developer", "ci"])
+@pytest.mark.slow
 def test_absent_shared_data_skips_unless_required(tmp_path, required, code, said):
     probe = tmp_path / "test_probe.py"
     probe.write_text("from tests.data import require\n\n"

@@ -74,6 +74,7 @@ def _check(results, tmp_path, families):
     assert kept == ["SEX", "RACE", "MAR", "MIG", "SCH"]
 
 
+@pytest.mark.slow
 def test_smoke_run_with_cart(tmp_path):
     results = _smoke(tmp_path, ["cart"])
     _check(results, tmp_path, ["cart"])

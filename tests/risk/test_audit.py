@@ -345,6 +345,7 @@ def test_figures_are_read_on_test_runs_at_a_threshold_fixed_on_calibration():
     assert res.epsilon_at(0.0) == res.epsilon_lower_bound
 
 
+@pytest.mark.slow
 def test_same_seed_same_audit_also_over_processes_and_progress_is_reported():
     seen: list[tuple[int, int]] = []
     kw = dict(targets=3, shadows=8, shadow_size=100, random_state=9)

@@ -93,6 +93,7 @@ def _release_audit(folder) -> dict:
     return json.loads((folder / "release" / "manifest.json").read_text())["audit"]
 
 
+@pytest.mark.slow
 def test_release_carries_the_audit_and_split_json_is_the_owners_alone(tmp_path):
     cfg = config.load(write_config(tmp_path, synthesizers=("cart",), n_trials=2))
     tuned = tuner.tune(cfg.source)
@@ -135,6 +136,7 @@ def test_release_carries_the_audit_and_split_json_is_the_owners_alone(tmp_path):
     assert _release_audit(out)["membership"] == audit["membership"]
 
 
+@pytest.mark.slow
 def test_a_study_made_before_audit_sets_keeps_its_holdout_and_says_so(tmp_path):
     path = write_config(tmp_path, synthesizers=("cart",), n_trials=2)
     path.write_text(path.read_text().replace("train_fraction = 0.5",
@@ -153,6 +155,7 @@ def test_a_study_made_before_audit_sets_keeps_its_holdout_and_says_so(tmp_path):
     assert "No sealed audit set" in (tuned.output / "release" / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_a_changed_audit_fraction_is_refused_for_a_study_that_has_one(tmp_path):
     path = write_config(tmp_path, synthesizers=("cart",), n_trials=1)
     tuner.tune(path)
@@ -233,6 +236,7 @@ def test_a_trial_that_cannot_be_audited_in_time_is_passed_over_never_a_stop(
     assert client.get_run(run.info.run_id).data.tags["release_refused"] == ""
 
 
+@pytest.mark.slow
 def test_an_audit_not_required_releases_marked_not_audited(tmp_path):
     slow = "[audit]\ntargets = 2\nshadows = 8\nshadow_size = 60\njobs = 1\ntpr_limit = 1.0\n" \
            "required = false\nmax_minutes = 0.0001\n"

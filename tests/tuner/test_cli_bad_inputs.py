@@ -322,8 +322,13 @@ CONFIG_CASES = [
 ]
 
 
-@pytest.mark.parametrize("changes,culprits", [c[1:] for c in CONFIG_CASES],
-                         ids=[c[0] for c in CONFIG_CASES])
+# cases that wait for a network timeout: the full suite only
+SLOW_CASES = {"audit-scheduler-unreachable"}
+
+
+@pytest.mark.parametrize("changes,culprits", [
+    pytest.param(*c[1:], id=c[0], marks=[pytest.mark.slow] if c[0] in SLOW_CASES else [])
+    for c in CONFIG_CASES])
 def test_a_bad_config_value_is_one_line_naming_it(folder, capsys, changes, culprits):
     path = _write(folder, changes)
     _check(capsys, ["run", str(path), "--no-progress"], *culprits)
@@ -538,6 +543,7 @@ SUBPROCESS_CASES = [
 ]
 
 
+@pytest.mark.slow  # a fresh interpreter importing the tuner per case
 @pytest.mark.parametrize("changes,extra,culprits", [c[1:] for c in SUBPROCESS_CASES],
                          ids=[c[0] for c in SUBPROCESS_CASES])
 def test_the_command_in_a_process(tmp_path, csv_text, changes, extra, culprits):

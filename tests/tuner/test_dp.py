@@ -106,6 +106,7 @@ def _frame(n=300, seed=0):
 
 
 @needs_dp
+@pytest.mark.slow  # an MST or AIM fit: 10-45 s on 2 cores
 @pytest.mark.parametrize("name", ["mst", "aim"])
 def test_spends_its_budget_and_no_more(name):
     from tuner.synthesis import dp_mechanisms as mech
@@ -121,6 +122,7 @@ def test_spends_its_budget_and_no_more(name):
 
 
 @needs_dp
+@pytest.mark.slow
 def test_mst_merges_values_it_did_not_see():
     from tuner.synthesis import dp_mechanisms as mech
 
@@ -168,6 +170,7 @@ def test_merged_code_is_drawn_among_the_merged_values():
 
 
 @needs_dp
+@pytest.mark.slow  # an MST or AIM fit: 10-45 s on 2 cores
 @pytest.mark.parametrize("name", ["mst", "aim"])
 def test_synthesiser_through_sdv_keeps_columns_values_and_dependence(name):
     frame = _frame()
@@ -182,7 +185,7 @@ def test_synthesiser_through_sdv_keeps_columns_values_and_dependence(name):
 
 
 @needs_dp
-@pytest.mark.parametrize("name", ["mst", "aim"])
+@pytest.mark.parametrize("name", ["mst", pytest.param("aim", marks=pytest.mark.slow)])
 def test_columns_independent_given_a_third_are_not_coupled(name):
     # u and v depend on s (each equals it in 70 % of records) and are independent given s.
     # mbi 1.1.0's default "round" sampler drew every child of s in the order of the rows
@@ -206,6 +209,7 @@ def test_columns_independent_given_a_third_are_not_coupled(name):
 
 
 @needs_dp
+@pytest.mark.slow  # an MST or AIM fit: 10-45 s on 2 cores
 @pytest.mark.parametrize("name", ["mst", "aim"])
 def test_same_seed_same_data_other_seed_other_data(name):
     frame = _frame(200)

@@ -67,6 +67,7 @@ def _raising(exc: BaseException):
                                  # of the tuner, not the user's bad input
                                  RiskInputError("`train` has no rows")],
                          ids=["ValueError", "KeyError", "RuntimeError", "RiskInputError"])
+@pytest.mark.slow
 def test_an_internal_error_in_the_release_path_is_a_traceback(released, monkeypatch, capsys,
                                                               exc):
     # a bare ValueError used to be said as bad input (exit 2, one line, no traceback): a bug
@@ -88,6 +89,7 @@ def test_bad_input_met_in_the_release_path_is_one_line_with_exit_2(released, mon
     assert err.strip() == f"error: {exc}" and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_a_bug_in_a_process_exits_1_with_a_traceback(released, tmp_path):
     import subprocess
     import sys

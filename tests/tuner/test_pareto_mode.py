@@ -83,6 +83,7 @@ def test_pareto_study_releases_the_picked_front_point(tmp_path, capsys):
     assert (tmp_path / "out" / "run.json").read_text() == run_file
 
 
+@pytest.mark.slow
 def test_single_mode_manifest_says_why(tmp_path):
     path = write_config(tmp_path, synthesizers=("cart",), n_trials=2)
     study = tuner.tune(path)
@@ -92,6 +93,7 @@ def test_single_mode_manifest_says_why(tmp_path):
     assert "front" not in study.trials_frame()
 
 
+@pytest.mark.slow
 def test_cli_flags_override_mode_and_synthesizers(tmp_path, capsys):
     path = write_config(tmp_path, synthesizers=("gaussian_copula",), n_trials=2)
     code = cli.main(["run", str(path), "--mode", "pareto", "--synthesizers", "cart",

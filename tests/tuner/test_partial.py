@@ -321,6 +321,7 @@ def test_hu_acs_identification_through_the_measure():
 
 # -- the command line, as a user runs it ---------------------------------------------------
 
+@pytest.mark.slow
 def test_run_releases_kept_columns_as_collected_with_identification_risk(tmp_path, capsys):
     import json
 

@@ -121,6 +121,7 @@ def test_breakdown_agrees_with_the_fast_report():
         {f"{a} ~ {b}": s for (a, b), s in ours.pairs.items()}, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_importing_and_a_breakdown_raise_no_sdmetrics_future_warning():
     """In a fresh interpreter, where a deprecated SDMetrics module would warn on import."""
     code = textwrap.dedent("""
