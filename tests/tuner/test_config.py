@@ -46,6 +46,7 @@ def test_an_old_key_name_warns_names_the_new_one_and_means_the_same(tmp_path, wh
         config.parse(both, base=tmp_path)
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_the_cli_says_a_renamed_key_in_one_line(tmp_path):
     # the CLI silences libraries' warnings (quiet_libraries) but not this one; the data file is
     # absent, so the run stops (exit 2) right after the config was read

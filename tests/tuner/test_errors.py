@@ -79,6 +79,7 @@ def test_an_internal_error_in_the_release_path_is_a_traceback(released, monkeypa
     assert "error:" not in capsys.readouterr().err
 
 
+@pytest.mark.slow  # the module's released study (12 s) is made for the slow tests only
 @pytest.mark.parametrize("exc", [InputError("audit.targets = 0: expected >= 1")],
                          ids=["InputError"])
 def test_bad_input_met_in_the_release_path_is_one_line_with_exit_2(released, monkeypatch,

@@ -184,6 +184,7 @@ def test_a_local_store_is_not_probed(tmp_path):
     assert not (tmp_path / "nothing-here.db").exists()
 
 
+@pytest.mark.slow  # a study
 def test_a_study_on_columns_named_as_mlflow_refuses(tmp_path, capsys):
     # "income [USD]/yr": brackets and a slash, refused by MLflow as a metric name; made every
     # trial fail with "(no reason recorded)". Two targets that clean up to the same name.
