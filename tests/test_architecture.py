@@ -191,6 +191,7 @@ def test_study_and_trial_attribute_keys_are_declared_in_one_module():
 # tuner's rooms from the bottom up: a module may import its own floor and those below it only
 TUNER_FLOORS = {
     0: ("tuner.errors", "tuner.attrs", "tuner.seeding", "tuner.data", "tuner.dates",
+        "tuner.metadata", "tuner.fakes",
         "tuner.config_values", "tuner.faults", "tuner.quiet", "tuner.plots",
         "tuner.config_sections", "tuner.lazy_exports"),
     1: ("tuner.measures",),

@@ -14,7 +14,9 @@ are removed from the table before the split. Every other column is judged before
 * by uniqueness on the whole table: a non-float column unique for every record.
 
 Every column found is named in one message (:func:`refusal`), with the choices: drop it
-(``[data] identifiers``) or keep it as data (``[data] keep_as_data``). A column unique for at
+(``[data] identifiers``), release fake values in its place (declare it PII in SDV metadata,
+``[data] metadata``: :mod:`tuner.metadata`; such columns have left the table before this check)
+or keep it as data (``[data] keep_as_data``). A column unique for at
 least 95 % of the records is warned about. Float columns are measurements (an income, a weight)
 whose values are naturally all distinct, so they are judged by name only. Precise geographic
 coordinates and full dates of birth are not direct identifiers but strong quasi-identifiers
@@ -181,10 +183,12 @@ def unique_shares(frame: pd.DataFrame, *,
     return out
 
 
-# the choices one message offers, each a line; a new one (fake values in their place) is one
-# more entry here
+# the choices one message offers, each a line
 CHOICES: tuple[str, ...] = (
     "drop it: [data] identifiers = {listed!r} (the release has no such column)",
+    "release fake values in its place (never a real one): declare the column PII in SDV "
+    "metadata, e.g. {{\"sdtype\": \"ssn\"}}, {{\"sdtype\": \"first_name\"}} or "
+    "{{\"sdtype\": \"id\", \"regex_format\": \"...\"}}, and name the file in [data] metadata",
     "keep it as data, synthesised like any other column, if it is not a direct identifier (a "
     "measurement, a code of a category): [data] keep_as_data = [...] naming it",
 )
@@ -242,9 +246,11 @@ def quasi_warnings(frame: pd.DataFrame, *, keys: tuple[str, ...] | None = None) 
             "matches on them" for columns, held, coarser in found if columns]
 
 
-def drop_identifiers(cfg: Config, frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+def drop_identifiers(cfg: Config, frame: pd.DataFrame, *,
+                     not_pii: tuple[str, ...] = ()) -> tuple[pd.DataFrame, list[str]]:
     """``frame`` without the declared identifiers, and warnings (nearly unique columns, strong
-    quasi-identifiers).
+    quasi-identifiers). ``not_pii``: columns SDV metadata declares ``"pii": false``, kept as
+    data like ``[data] keep_as_data`` (columns it declares PII have left ``frame`` already).
 
     :class:`ConfigError` naming every undeclared column found by :func:`findings`."""
     declared = list(cfg.data.identifiers)
@@ -255,7 +261,7 @@ def drop_identifiers(cfg: Config, frame: pd.DataFrame) -> tuple[pd.DataFrame, li
     rest = frame.drop(columns=declared) if declared else frame  # drop copies every column
     if rest.shape[1] == 0:
         raise ConfigError("data.identifiers names every column: nothing is left to synthesise")
-    kept = tuple(cfg.data.keep_as_data)
+    kept = tuple(cfg.data.keep_as_data) + tuple(not_pii)
     found = findings(rest, exempt=kept)  # a column found is not counted on the whole table
     if found:
         raise ConfigError(refusal(found))

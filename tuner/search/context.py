@@ -8,11 +8,19 @@ from typing import Any
 
 import pandas as pd
 
-from tuner.config import Config, ConfigError, data_problems, raise_all
+from tuner.config import Config, ConfigError, data_problems, named_columns, raise_all
 from tuner.data import Split, fingerprint, frame_problems, read_table, split
 from tuner.dates import read_dates
 from tuner.identifiers import drop_identifiers
 from tuner.measures import identification
+from tuner.metadata import (
+    Declared,
+    conflicts,
+    follow,
+    merged_formats,
+    missing_columns,
+    read_metadata,
+)
 from tuner.search import secret as study_secret
 from tuner.search.stored_split import recorded_split
 from tuner.search.tracking import local_uri
@@ -33,6 +41,12 @@ class Context:
     fingerprint: str  # SHA-256 of the table, computed once
     # the release format of each date column (tuner.dates): the input's, e.g. "%d/%m/%Y"
     date_formats: dict[str, str] = dataclasses.field(default_factory=dict)
+    # SDV metadata ([data] metadata, tuner.metadata): the columns released as fake values, their
+    # real values (every record: only to check that no fake equals one; never in a trial) and
+    # the input's column order
+    declared: Declared | None = None
+    pii: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame, repr=False)
+    order: tuple[str, ...] = ()
     progress: bool = True  # progress bars on long work (the release audit); --no-progress: off
     # the study's secret (tuner.search.secret); None: public seeds. Never in a repr/traceback
     secret: int | None = dataclasses.field(default=None, repr=False)
@@ -84,9 +98,10 @@ def partial_problems(cfg: Config, frame: pd.DataFrame) -> list[str]:
 
 
 def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
-    """Read the data, its dates as dates, drop the declared identifiers (refusing undeclared
-    ones, all at once), check the config against the data and make the study's one seeded
-    split."""
+    """Read the data and its SDV metadata (``[data] metadata``: the columns released as fake
+    values leave the table first), its dates as dates, drop the declared identifiers (refusing
+    undeclared ones, all at once), check the config against the data and make the study's one
+    seeded split."""
     out = cfg.study.output
     out.mkdir(parents=True, exist_ok=True)
     if frame is None:
@@ -94,14 +109,26 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
         frame = read_table(d.path, list(d.columns) if d.columns else None,
                            header_names=list(d.header_names) if d.header_names else None,
                            missing_values=list(d.missing_values))
+    order = tuple(map(str, frame.columns))
+    first_line = 1 if cfg.data.header_names else 2
+    declared, pii = None, pd.DataFrame(index=frame.index)
+    if cfg.data.metadata is not None:  # its problems before any other: it says what columns are
+        declared = read_metadata(cfg.data.metadata)
+        named = named_columns(cfg) | {"data.identifiers": list(cfg.data.identifiers),
+                                      "data.dates": list(cfg.data.dates or {})}
+        raise_all(missing_columns(declared, list(order)) + conflicts(declared, named))
+        pii, frame = frame[list(declared.fakes)], frame.drop(columns=list(declared.fakes))
     frame = apply_missing_codes(frame, cfg.data.missing_codes)
-    frame, date_formats = read_dates(frame, cfg.data.dates,
-                                     first_line=1 if cfg.data.header_names else 2)
-    frame, warnings = drop_identifiers(cfg, frame)
+    dates = cfg.data.dates if declared is None else merged_formats(declared, cfg.data.dates)
+    frame, date_formats = read_dates(frame, dates, first_line=first_line)
+    if declared is not None:
+        frame = follow(declared, frame, first_line=first_line)
+    frame, warnings = drop_identifiers(cfg, frame,
+                                       not_pii=declared.not_pii if declared else ())
     for warning in warnings:
         print(f"warning: {warning}")
     problems = frame_problems(frame) + data_problems(cfg, list(map(str, frame.columns)),
-                                                     len(frame))
+                                                     len(frame), faked=frozenset(pii.columns))
     # a family whose optional dependencies are missing (mst, aim: the `dp` extra), before any
     # trial rather than as every trial's failure (not at parse: `report DIR` needs no extra)
     problems += [why for name in cfg.study.synthesizers
@@ -130,4 +157,5 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
         raise ConfigError(f"audit.targets = {a.targets} is more than the {len(sp.train)} "
                           "training records; attack at most that many (the default is 20)")
     return Context(cfg, frame, sp, storage, cfg.study.mlflow_uri or local_uri(out),
-                   fp, date_formats=date_formats, secret=secret)
+                   fp, date_formats=date_formats, secret=secret, declared=declared, pii=pii,
+                   order=order)
