@@ -9,6 +9,7 @@ import hashlib
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -72,6 +73,39 @@ def test_a_file_that_is_not_sdv_metadata_is_refused_saying_why(tmp_path, content
     with pytest.raises(InputError, match="metadata file") as info:
         read_metadata(_write(tmp_path, content))
     assert said in str(info.value)
+
+
+def test_other_columns_follow_their_sdtype(tmp_path):
+    """Numbers declared categorical become labels (the tuner's metadata and every measure then
+    treat them as categories), numbers written as text declared numerical become numbers, and
+    a date format given twice must agree."""
+    from tuner.data import sdtype
+    from tuner.dates import read_dates
+    from tuner.metadata import follow, merged_formats
+
+    meta = {"columns": {"code": {"sdtype": "categorical"}, "amount": {"sdtype": "numerical"},
+                        "born": {"sdtype": "datetime", "datetime_format": "%d/%m/%Y"}}}
+    declared = read_metadata(_write(tmp_path, meta))
+    frame = pd.DataFrame({"code": np.arange(40) * 7, "amount": [str(i / 4) for i in range(40)],
+                          "born": ["01/02/1960"] * 40})
+    assert sdtype(frame["code"]) == "numerical"
+    with pytest.raises(InputError, match="declares column 'born' a datetime, but its values "
+                                         "do not parse as dates"):
+        follow(declared, frame)  # its dates not read
+    out = follow(declared, read_dates(frame, merged_formats(declared, None))[0])
+    assert out["born"].iloc[0] == pd.Timestamp("1960-02-01")
+    assert sdtype(out["code"]) == "categorical" and out["code"].iloc[3] == "21"
+    assert out["amount"].dtype.kind == "f" and out["amount"].iloc[2] == 0.5
+    assert merged_formats(declared, None) == {"born": "%d/%m/%Y"}
+    with pytest.raises(InputError, match=r"give column\(s\) \['born'\] different formats"):
+        merged_formats(declared, {"born": "%Y-%m-%d"})
+
+
+def test_the_identifier_refusal_offers_fake_values():
+    from tuner.identifiers import refusal
+
+    said = refusal({"SSN": ["named like a social security number"]})
+    assert "release fake values in its place" in said and "[data] metadata" in said
 
 
 def test_regex_fakes_have_the_regex_shape_and_follow_the_seed():
