@@ -73,8 +73,11 @@ class Fake:
     checked: bool = True
     unique: bool = False
 
-    def how(self) -> str:
-        """How the values are made, in words for the manifest (no regex: it may hold values)."""
+    def how(self, *, numeric: bool = False) -> str:
+        """How the values are made, in words for the manifest (no regex: it may hold values);
+        ``numeric``: the real column holds numbers (:func:`tuner.fakes.draw`)."""
+        if numeric and self.function == "bothify" and self.kwargs.get("text") == ID_TEXT:
+            return f"random integers from 0 to {ID_MAX}, as SDV makes a numeric id"
         if self.regex is not None:
             return "random strings matching the metadata's regex_format (the pattern is not " \
                    "written out)"
@@ -93,12 +96,6 @@ class Declared:
     formats: dict[str, str]
     fakes: dict[str, Fake]
     not_pii: tuple[str, ...] = ()
-
-    def written(self) -> dict[str, dict[str, str]]:
-        """The columns' names, sdtypes and formats: all the tuner ever writes of the file."""
-        return {c: {"sdtype": s} | ({"datetime_format": self.formats[c]}
-                                    if c in self.formats else {})
-                for c, s in self.sdtypes.items()}
 
 
 def _table(raw: Any, where: str) -> dict[str, Any]:

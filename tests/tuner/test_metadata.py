@@ -131,6 +131,22 @@ def test_a_fake_equal_to_a_real_value_is_drawn_again_or_fails_the_release():
     assert 0.15 < values.isna().mean() < 0.35  # the real column's missing share
 
 
+def test_ids_without_a_regex_and_unknown_columns_take_sdv_s_defaults(tmp_path):
+    meta = {"primary_key": "n", "columns": {"n": {"sdtype": "id"}, "code": {"sdtype": "id"},
+                                            "note": {"sdtype": "unknown"}}}
+    fakes = read_metadata(_write(tmp_path, meta)).fakes
+    real = pd.Series(np.arange(5_000))  # record numbers 0..4999: fakes never among them
+    numbers, _ = fill(fakes["n"], real, 3_000, seed_of=lambda k: k, missing_share=0.0)
+    assert numbers.is_unique and not numbers.isin(real).any()
+    assert numbers.between(0, 2 ** 24).all()
+    assert "random integers" in fakes["n"].how(numeric=True)
+    codes, _ = fill(fakes["code"], pd.Series(["a1", "b2"]), 50, seed_of=lambda k: k,
+                    missing_share=0.0)
+    assert codes.str.fullmatch(r"sdv-id-[A-Za-z]{6}").all()
+    notes, _ = fill(fakes["note"], pd.Series(["x"]), 50, seed_of=lambda k: k, missing_share=0.0)
+    assert notes.str.fullmatch(r"sdv-pii-[0-9a-z]{5}").all()
+
+
 def _config(tmp_path: Path, *, data_extra: str = "", risk_extra: str = "",
             metadata: dict | None = None, frame: pd.DataFrame | None = None) -> Path:
     (frame if frame is not None else patients(200, seed=2)).to_csv(tmp_path / "p.csv",

@@ -44,7 +44,8 @@ def fake_columns(ctx: Context, synthetic: pd.DataFrame) -> tuple[pd.DataFrame, d
                                                          ctx.order.index(col)),
                                missing_share=float(train[col].isna().mean()) if len(train) else 0)
         out[col] = values.set_axis(synthetic.index)
-        said[col] = {"sdtype": fake.sdtype, "made_with": fake.how(),
+        numeric = pd.api.types.is_numeric_dtype(ctx.pii[col])
+        said[col] = {"sdtype": fake.sdtype, "made_with": fake.how(numeric=numeric),
                      "checked_against_real": fake.checked, "unique": fake.unique,
                      "values_drawn_again": redrawn}
     return pd.DataFrame(out, index=synthetic.index), {
