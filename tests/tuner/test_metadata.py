@@ -147,6 +147,16 @@ def test_ids_without_a_regex_and_unknown_columns_take_sdv_s_defaults(tmp_path):
     assert notes.str.fullmatch(r"sdv-pii-[0-9a-z]{5}").all()
 
 
+def test_names_on_a_large_release_are_resampled_from_faker_draws():
+    from tuner.fakes import POOL, draw
+
+    fake = Fake("FIRST", "first_name", function="first_name", checked=False)
+    names = draw(fake, POOL + 5_000, seed=4)
+    assert len(names) == POOL + 5_000 and names.str.fullmatch(r"[A-Z][A-Za-z'\- ]+").all()
+    assert names.nunique() > 300  # Faker's weighted list of about 700 first names
+    assert draw(fake, POOL + 5_000, seed=4).equals(names)
+
+
 def _config(tmp_path: Path, *, data_extra: str = "", risk_extra: str = "",
             metadata: dict | None = None, frame: pd.DataFrame | None = None) -> Path:
     (frame if frame is not None else patients(200, seed=2)).to_csv(tmp_path / "p.csv",
