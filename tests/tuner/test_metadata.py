@@ -234,19 +234,21 @@ def _study(tmp_path: Path, data_file: Path, metadata: Path, *, audit: bool = Tru
 
 
 def _no_real_value_in(folder: Path, real: pd.DataFrame, columns: list[str]) -> None:
-    """No real value of ``columns`` (those with many possible values) in any released file,
-    and no value of the metadata's regex_format or of the data in the written metadata."""
+    """No real value of ``columns`` (those with many possible values) in the released data;
+    no real value of a direct identifier in the manifest, the release's metadata or the
+    report; no category label nor the user's regex_format in the metadata."""
     released = pd.read_csv(folder / "synthetic.csv", dtype=str)
     for col in columns:
         assert not released[col].isin(real[col].dropna().astype(str)).any(), col
     written = "".join((folder / f).read_text() for f in ("manifest.json", "metadata.json",
                                                           "report.md"))
-    for col in [*columns, "FIRST", "LAST", "MAIDEN", "CITY", "COUNTY"]:
+    metadata = (folder / "metadata.json").read_text()
+    for col, text in [*((c, written) for c in [*columns, "FIRST", "LAST", "MAIDEN"]),
+                      ("CITY", metadata), ("COUNTY", metadata), ("PREFIX", metadata)]:
         values = real[col].dropna().astype(str)
-        found = [v for v in values.unique()[:300] if v in written]
+        found = [v for v in values.unique()[:300] if v in text]
         assert not found, (col, found[:3])
-    assert "regex_format" not in (folder / "metadata.json").read_text()
-    assert "S[0-9]{8}" not in written
+    assert "regex_format" not in metadata and "S[0-9]{8}" not in written
 
 
 def test_fake_columns_fill_every_released_record_in_the_input_order(tmp_path):
