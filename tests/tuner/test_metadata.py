@@ -359,3 +359,28 @@ def test_the_example_metadata_is_the_patient_table_s():
     data = (ROOT / "experiments" / "patients" / "patients_metadata.toml").read_text()
     data = data.split("[study]")[0]
     assert 'metadata = "metadata.json"' in data and "identifiers =" not in data
+
+
+@pytest.mark.slow
+def test_a_secret_study_s_release_made_again_in_another_process_is_the_same_file(tmp_path):
+    """Fakes follow the study's seed and secret: `risk-tuner release` in a second process
+    (which reads the secret from seeds.json) writes the same synthetic.csv, fakes and all."""
+    import subprocess
+    import sys
+
+    patients(200, seed=9).to_csv(tmp_path / "p.csv", index=False)
+    _write(tmp_path, _single())
+    (tmp_path / "s.toml").write_text(
+        '[data]\npath = "p.csv"\npopulation_size = 100000\nmetadata = "metadata.json"\n'
+        'keys = ["BIRTHDATE", "PREFIX", "CITY"]\n[study]\noutput = "out"\n'
+        'synthesizers = ["gaussian_copula"]\nn_trials = 1\n[risk]\nrepeats = 5\n'
+        "[audit]\nenabled = false\nrequired = false\n")
+    assert main(["run", str(tmp_path / "s.toml"), "--no-progress"]) == 0
+    released = tmp_path / "out" / "release" / "synthetic.csv"
+    first = released.read_bytes()
+    assert json.loads((released.parent / "manifest.json").read_text())["randomness"]["secret"]
+    done = subprocess.run([sys.executable, "-m", "tuner", "release", str(tmp_path / "out")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert released.read_bytes() == first
+    assert pd.read_csv(released, dtype=str)["SSN"].str.fullmatch(SHAPES["SSN"]).all()
