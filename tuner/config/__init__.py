@@ -26,6 +26,7 @@ from tuner.config._load import (
     check_data,
     data_problems,
     load,
+    named_columns,
     parse,
     with_overrides,
 )
@@ -46,6 +47,6 @@ __all__ = [
     "AUDIT_BACKENDS", "AUDIT_DESIGNS", "DEVICES", "MODES", "PICK_RULES", "RENAMED_KEYS",
     "SECTIONS", "UTILITY_METRICS", "AuditConfig", "Config", "ConfigError", "DataConfig",
     "RiskConfig", "StudyConfig", "UtilityConfig", "check", "check_data", "coerce",
-    "data_problems", "key", "kind_of", "kinds_of", "load", "parse", "raise_all", "reference",
-    "section", "table", "with_overrides",
+    "data_problems", "key", "kind_of", "kinds_of", "load", "named_columns", "parse",
+    "raise_all", "reference", "section", "table", "with_overrides",
 ]

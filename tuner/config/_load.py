@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import tomllib
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -253,8 +253,21 @@ def check_data(cfg: Config, columns: list[str], n_rows: int) -> None:
     raise_all(data_problems(cfg, columns, n_rows))
 
 
-def data_problems(cfg: Config, columns: list[str], n_rows: int) -> list[str]:
-    """Every way the config does not fit the data it was run on.
+def named_columns(cfg: Config) -> dict[str, Sequence[str]]:
+    """Every option naming columns of the data (but ``data.identifiers`` and ``data.dates``),
+    with the columns it names."""
+    d, u = cfg.data, cfg.utility
+    return {"data.keys": list(d.keys or ()), "data.stratify": [d.stratify] if d.stratify else [],
+            "data.keep_as_data": list(d.keep_as_data),
+            "data.missing_codes": list(d.missing_codes or {}),
+            "study.synthesize": list(cfg.study.synthesize or ()),
+            **measures.column_options(cfg.risk), "utility.target": [u.target] if u.target else []}
+
+
+def data_problems(cfg: Config, columns: list[str], n_rows: int, *,
+                  faked: frozenset[str] = frozenset()) -> list[str]:
+    """Every way the config does not fit the data it was run on (``faked``: the columns SDV
+    metadata declares fake, out of ``columns`` and said by :func:`tuner.data.conflicts`).
 
     Every column named in ``[data]``, ``[study]``, ``[risk]`` and ``[utility]`` must exist, the
     population must hold at least the table's records (the table is a sample of it, so
@@ -262,16 +275,8 @@ def data_problems(cfg: Config, columns: list[str], n_rows: int) -> list[str]:
     are read, before any trial is run, so that a misnamed column is one clear error rather than
     every trial failing.
     """
-    d, u = cfg.data, cfg.utility
-    named = {
-        "data.keys": list(d.keys or ()),
-        "data.stratify": [d.stratify] if d.stratify else [],
-        "data.keep_as_data": list(d.keep_as_data),
-        "data.missing_codes": list(d.missing_codes or {}),
-        "study.synthesize": list(cfg.study.synthesize or ()),
-        **measures.column_options(cfg.risk),
-        "utility.target": [u.target] if u.target else [],
-    }
+    d = cfg.data
+    named = named_columns(cfg)
     errors = []
     if cfg.study.synthesize and set(columns) <= set(cfg.study.synthesize):
         errors.append(f"study.synthesize names every column {columns}; leave it out to "
@@ -284,7 +289,7 @@ def data_problems(cfg: Config, columns: list[str], n_rows: int) -> list[str]:
             errors.append(f"{option} names column(s) {gone} that data.identifiers declares direct "
                           "identifiers, which are dropped before anything else: an intruder's "
                           "key or a target must be a column the release keeps")
-        if unknown := [c for c in unknown if c not in dropped]:
+        if unknown := [c for c in unknown if c not in dropped and c not in faked]:
             errors.append(f"{option} names column(s) {unknown} that the data do not have; the "
                           f"data's columns are {columns}")
     qis = list(d.keys) if d.keys else columns

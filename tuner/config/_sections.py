@@ -38,6 +38,10 @@ class DataConfig:
     dates: dict[str, str] | None = key(
         None, help='per column, the date format of a CSV column, e.g. {BIRTHDATE = "%d/%m/%Y"} '
                    "(other date columns are detected); read as dates, released in that format")
+    metadata: Path | None = key(
+        None, help="SDV metadata JSON (single-table, or multi-table with one table), relative to "
+                   "the config's folder: sdtypes, datetime formats; PII, id and key columns are "
+                   "released as fake values")
     identifiers: tuple[str, ...] = key((), help="direct identifiers: dropped before anything else")
     keep_as_data: tuple[str, ...] = key(
         (), help="columns found as direct identifiers (by name, content or uniqueness) that are "

@@ -2,15 +2,18 @@
 
 Read a CSV, Parquet or built-in table (``_read``); parse date columns as datetimes and write
 them back in the input's format (``_dates``); drop the declared direct identifiers and refuse
-undeclared ones, all named in one message (``_identifiers``); split the records once, seeded,
+undeclared ones, all named in one message (``_identifiers``); read SDV metadata and say which
+columns are released as fake values (``_metadata``), and draw those values (``_fakes``); split
+the records once, seeded,
 into training, holdout and the sealed audit set; build SDV metadata that holds column names
 and sdtypes only, never a value of the data.
-Modules: ``_read``, ``_dates``, ``_identifiers``.
+Modules: ``_read``, ``_dates``, ``_identifiers``, ``_metadata``, ``_fakes``.
 """
 
 from __future__ import annotations
 
 from tuner.data._dates import detect_format, formatted, read_dates
+from tuner.data._fakes import REDRAWS, fill
 from tuner.data._identifiers import (
     CHOICES,
     content_reason,
@@ -19,6 +22,15 @@ from tuner.data._identifiers import (
     name_reason,
     quasi_warnings,
     refusal,
+)
+from tuner.data._metadata import (
+    STATISTICAL,
+    Declared,
+    conflicts,
+    follow,
+    merged_formats,
+    missing_columns,
+    read_metadata,
 )
 from tuner.data._read import (
     BUILTIN,
@@ -36,7 +48,9 @@ from tuner.data._read import (
 )
 
 __all__ = [
-    "BUILTIN", "CATEGORY_LIMIT", "CHOICES", "DEMO_TABLE", "TABLE", "Split", "content_reason",
+    "BUILTIN", "CATEGORY_LIMIT", "CHOICES", "DEMO_TABLE", "REDRAWS", "STATISTICAL", "TABLE",
+    "Declared", "Split", "conflicts", "fill", "follow", "merged_formats", "missing_columns",
+    "read_metadata", "content_reason",
     "detect_format", "drop_identifiers", "findings", "fingerprint", "formatted", "frame_problems",
     "metadata_for", "name_reason", "quasi_warnings", "read_builtin", "read_dates", "read_table",
     "refusal", "sdtype", "split",

@@ -14,7 +14,9 @@ are removed from the table before the split. Every other column is judged before
 * by uniqueness on the whole table: a non-float column unique for every record.
 
 Every column found is named in one message (:func:`refusal`), with the choices: drop it
-(``[data] identifiers``) or keep it as data (``[data] keep_as_data``). A column unique for at
+(``[data] identifiers``), release fake values in its place (declare it PII in SDV metadata,
+``[data] metadata``: :mod:`tuner.data`; such columns have left the table before this check)
+or keep it as data (``[data] keep_as_data``). A column unique for at
 least 95 % of the records is warned about. Float columns are measurements (an income, a weight)
 whose values are naturally all distinct, so they are judged by name only. Precise geographic
 coordinates and full dates of birth are not direct identifiers but strong quasi-identifiers
@@ -182,10 +184,12 @@ def unique_shares(frame: pd.DataFrame, *,
     return out
 
 
-# the choices one message offers, each a line; a new one (fake values in their place) is one
-# more entry here
+# the choices one message offers, each a line
 CHOICES: tuple[str, ...] = (
     "drop it: [data] identifiers = {listed!r} (the release has no such column)",
+    "release fake values in its place (never a real one): declare the column PII in SDV "
+    "metadata, e.g. {{\"sdtype\": \"ssn\"}}, {{\"sdtype\": \"first_name\"}} or "
+    "{{\"sdtype\": \"id\", \"regex_format\": \"...\"}}, and name the file in [data] metadata",
     "keep it as data, synthesised like any other column, if it is not a direct identifier (a "
     "measurement, a code of a category): [data] keep_as_data = [...] naming it",
 )
@@ -244,10 +248,12 @@ def quasi_warnings(frame: pd.DataFrame, *, keys: Sequence[str] | None = None) ->
 
 
 def drop_identifiers(frame: pd.DataFrame, *, identifiers: Sequence[str],
-                     keep_as_data: Sequence[str], keys: Sequence[str] | None
-                     ) -> tuple[pd.DataFrame, list[str]]:
+                     keep_as_data: Sequence[str], keys: Sequence[str] | None,
+                     not_pii: Sequence[str] = ()) -> tuple[pd.DataFrame, list[str]]:
     """``frame`` without the declared ``identifiers`` (``[data] identifiers``), and warnings
-    (nearly unique columns, strong quasi-identifiers not among the ``keys``).
+    (nearly unique columns, strong quasi-identifiers not among the ``keys``). ``not_pii``:
+    columns SDV metadata declares ``"pii": false``, kept as data like ``keep_as_data``
+    (columns it declares PII have left ``frame`` already).
 
     :class:`ConfigError` naming every undeclared column found by :func:`findings` (columns in
     ``keep_as_data`` are not judged)."""
@@ -259,7 +265,7 @@ def drop_identifiers(frame: pd.DataFrame, *, identifiers: Sequence[str],
     rest = frame.drop(columns=declared) if declared else frame  # drop copies every column
     if rest.shape[1] == 0:
         raise ConfigError("data.identifiers names every column: nothing is left to synthesise")
-    kept = tuple(keep_as_data)
+    kept = tuple(keep_as_data) + tuple(not_pii)
     found = findings(rest, exempt=kept)  # a column found is not counted on the whole table
     if found:
         raise ConfigError(refusal(found))

@@ -5,7 +5,8 @@ The trial's data made again and checked (its own data, scored in full), the rele
 the atomic export with its manifest, the report (Markdown and self-contained HTML) and its
 summary block (the figures are :mod:`tuner.release._plots`).
 Modules: ``export``, ``recreate``, ``refusals``, ``audit``, ``audit_backend``, ``audit_set``,
-``manifest``, ``report``, ``report_audit``, ``summary``, ``_plots`` (the release's figures).
+``manifest``, ``report``, ``report_audit``, ``summary``, ``fake_columns``, ``_plots`` (the
+release's figures).
 """
 
 from __future__ import annotations

@@ -42,6 +42,7 @@ from tuner.release import _plots as plots
 from tuner.release import report
 from tuner.release.audit import CUSTODIAN_ONLY, public, release_audit
 from tuner.release.audit import metrics as audit_metrics
+from tuner.release.fake_columns import fake_columns, release_metadata, with_fakes
 from tuner.release.manifest import SPLIT_FILE, manifest, set_files, sha256_file
 from tuner.release.recreate import AuditOverBudget, NoFeasibleTrial, ReleaseRejected, recreate
 from tuner.release.refusals import (
@@ -292,15 +293,21 @@ def write_split(ctx: Context) -> Path:
 def _export(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
             folder: Path) -> Path:
     ev = recreate(ctx, best)
+    fakes, faked = fake_columns(ctx, ev.synthetic)  # before the audit: a failure costs nothing
     audited = release_audit(ctx, study, best, ev)  # refuses the trial when it fails
     staging = folder.with_name(f".{folder.name}.partial-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
-        # dates in the input's format (tuner.data), a missing one an empty field
-        formatted(ev.synthetic, ctx.date_formats).to_csv(staging / "synthetic.csv", index=False)
+        # dates in the input's format (tuner.data), a missing one an empty field; the fake
+        # columns (SDV metadata's PII) in their place, the same in every set of a partial one
+        released = with_fakes(ctx, ev.synthetic, fakes)
+        formatted(released, ctx.date_formats).to_csv(staging / "synthetic.csv", index=False)
         for name, one in zip(set_files(len(ev.sets))[1:], ev.sets[1:], strict=True):
-            formatted(one, ctx.date_formats).to_csv(staging / name, index=False)  # partial: 2..m
+            formatted(with_fakes(ctx, one, fakes), ctx.date_formats).to_csv(
+                staging / name, index=False)  # partial: 2..m
+        (staging / "metadata.json").write_text(json.dumps(release_metadata(ctx, released),
+                                                          indent=2))
         figures = _figures(ev, ctx, staging)
         if audited["membership"].get("ran"):  # the audit section shows it, not the figures list
             plots.save_figure(plots.audit_aucs(audited["membership"]), staging / "audit_auc.png")
@@ -322,8 +329,9 @@ def _export(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
             "utility": _utility(ev, ctx, staging, figures), "figures": figures,
         }
         digest = sha256_file(staging / "synthetic.csv")
-        content = manifest(ev, ctx, best, digest, report_data) | {"selection": chosen,
-                                                                   "audit": public(audited)}
+        content = manifest(ev, ctx, best, digest, report_data) | {
+            "selection": chosen, "audit": public(audited), "fakes": faked,
+            "released_columns": list(map(str, released.columns)), "metadata_file": "metadata.json"}
         if ev.sets:
             content["partial"]["sha256"] = {name: sha256_file(staging / name)
                                             for name in set_files(len(ev.sets))}

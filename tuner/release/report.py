@@ -94,6 +94,18 @@ def _selection(chosen: dict[str, Any] | None) -> list[tuple[str, Any]]:
             *refused]
 
 
+def _fakes(fakes: dict[str, Any] | None) -> list[tuple[str, Any]]:
+    """The columns released as fake values (SDV metadata's PII and keys), how each was made."""
+    if not fakes or not fakes.get("columns"):
+        return []
+    return [("h2", "Fake columns: no real value"), ("p", f"{fakes['note']}; {fakes['redraws']}."),
+            ("table", pd.DataFrame([
+                {"column": c, "sdtype": f["sdtype"], "made with": f["made_with"],
+                 "checked against the real values": "yes" if f["checked_against_real"] else
+                 "no (drawn from a list)", "drawn again": f["values_drawn_again"]}
+                for c, f in fakes["columns"].items()]))]
+
+
 def _blocks(m: dict[str, Any]) -> list[tuple[str, Any]]:
     """The report as a list of (kind, content): h1, h2, p, pre, table (DataFrame), img (file)."""
     r, trial = m["report"], m["trial"]
@@ -121,6 +133,7 @@ def _blocks(m: dict[str, Any]) -> list[tuple[str, Any]]:
             ("config SHA-256", m["config_sha256"]),
         ], columns=["", "value"])),
         *_selection(m.get("selection")),
+        *_fakes(m.get("fakes")),
         ("h2", "Decision: every constraint"),
         ("table", pd.DataFrame([{"constraint (passes when <= 0)": k,
                                  "value": f"{v['value']:+.4f}",

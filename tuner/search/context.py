@@ -9,13 +9,19 @@ from typing import Any
 import pandas as pd
 
 from tuner._common.seeding import derive, noise_key, split_seed
-from tuner.config import Config, ConfigError, data_problems, raise_all
+from tuner.config import Config, ConfigError, data_problems, named_columns, raise_all
 from tuner.data import (
+    Declared,
     Split,
+    conflicts,
     drop_identifiers,
     fingerprint,
+    follow,
     frame_problems,
+    merged_formats,
+    missing_columns,
     read_dates,
+    read_metadata,
     read_table,
     split,
 )
@@ -39,6 +45,12 @@ class Context:
     fingerprint: str  # SHA-256 of the table, computed once
     # the release format of each date column (tuner.data): the input's, e.g. "%d/%m/%Y"
     date_formats: dict[str, str] = dataclasses.field(default_factory=dict)
+    # SDV metadata ([data] metadata, tuner.data): the columns released as fake values, their
+    # real values (every record: only to check that no fake equals one; never in a trial) and
+    # the input's column order
+    declared: Declared | None = None
+    pii: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame, repr=False)
+    order: tuple[str, ...] = ()
     progress: bool = True  # progress bars on long work (the release audit); --no-progress: off
     # the study's secret (tuner.search.secret); None: public seeds. Never in a repr/traceback
     secret: int | None = dataclasses.field(default=None, repr=False)
@@ -90,9 +102,10 @@ def partial_problems(cfg: Config, frame: pd.DataFrame) -> list[str]:
 
 
 def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
-    """Read the data, its dates as dates, drop the declared identifiers (refusing undeclared
-    ones, all at once), check the config against the data and make the study's one seeded
-    split."""
+    """Read the data and its SDV metadata (``[data] metadata``: the columns released as fake
+    values leave the table first), its dates as dates, drop the declared identifiers (refusing
+    undeclared ones, all at once), check the config against the data and make the study's one
+    seeded split."""
     out = cfg.study.output
     out.mkdir(parents=True, exist_ok=True)
     if frame is None:
@@ -100,15 +113,28 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
         frame = read_table(d.path, list(d.columns) if d.columns else None,
                            header_names=list(d.header_names) if d.header_names else None,
                            missing_values=list(d.missing_values))
+    order = tuple(map(str, frame.columns))
+    first_line = 1 if cfg.data.header_names else 2
+    declared, pii = None, pd.DataFrame(index=frame.index)
+    if cfg.data.metadata is not None:  # its problems before any other: it says what columns are
+        declared = read_metadata(cfg.data.metadata)
+        named = named_columns(cfg) | {"data.identifiers": list(cfg.data.identifiers),
+                                      "data.dates": list(cfg.data.dates or {})}
+        raise_all(missing_columns(declared, list(order)) + conflicts(declared, named))
+        pii, frame = frame[list(declared.fakes)], frame.drop(columns=list(declared.fakes))
     frame = apply_missing_codes(frame, cfg.data.missing_codes)
-    frame, date_formats = read_dates(frame, cfg.data.dates,
-                                     first_line=1 if cfg.data.header_names else 2)
-    frame, warnings = drop_identifiers(frame, identifiers=cfg.data.identifiers,
-                                       keep_as_data=cfg.data.keep_as_data, keys=cfg.data.keys)
+    dates = cfg.data.dates if declared is None else merged_formats(declared, cfg.data.dates)
+    frame, date_formats = read_dates(frame, dates, first_line=first_line)
+    if declared is not None:
+        frame = follow(declared, frame, first_line=first_line)
+    d = cfg.data
+    frame, warnings = drop_identifiers(frame, identifiers=d.identifiers,
+                                       keep_as_data=d.keep_as_data, keys=d.keys,
+                                       not_pii=declared.not_pii if declared else ())
     for warning in warnings:
         print(f"warning: {warning}")
     problems = frame_problems(frame) + data_problems(cfg, list(map(str, frame.columns)),
-                                                     len(frame))
+                                                     len(frame), faked=frozenset(pii.columns))
     # a family whose optional dependencies are missing (mst, aim: the `dp` extra), before any
     # trial rather than as every trial's failure (not at parse: `report DIR` needs no extra)
     problems += [why for name in cfg.study.synthesizers
@@ -137,4 +163,5 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
         raise ConfigError(f"audit.targets = {a.targets} is more than the {len(sp.train)} "
                           "training records; attack at most that many (the default is 20)")
     return Context(cfg, frame, sp, storage, cfg.study.mlflow_uri or local_uri(out),
-                   fp, date_formats=date_formats, secret=secret)
+                   fp, date_formats=date_formats, secret=secret, declared=declared, pii=pii,
+                   order=order)
