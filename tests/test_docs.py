@@ -64,3 +64,13 @@ def test_the_readmes_config_parses_with_no_old_key():
         warnings.simplefilter("error")  # a renamed key would warn
         for block in blocks:
             config.parse(tomllib.loads(block), base=ROOT)
+
+
+def test_every_file_path_the_docs_name_exists():
+    # a module moved between rooms leaves its old path in prose: every `tuner/...py`,
+    # `risk/...py`, `experiments/...` or `tests/...py` path in README.md and docs/ is a file
+    pattern = re.compile(r"`((?:tuner|risk|experiments|tests)/[\w./-]+\.(?:py|toml|json|md|csv))`")
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    stale = sorted({(p.name, m) for p in pages for m in pattern.findall(p.read_text())
+                    if not (ROOT / m).exists() and "NAME" not in m})  # NAME: a pattern
+    assert not stale, stale
