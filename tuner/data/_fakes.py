@@ -1,5 +1,5 @@
 """Fake values for the columns SDV metadata declares PII or keys (issue 33, item 3;
-:mod:`tuner.data` says which and how).
+:mod:`tuner.data._metadata` says which and how).
 
 A fake column never holds a real value by construction: its values are drawn from Faker or
 from the metadata's ``regex_format``, with no look at the real column but its missing share
@@ -12,7 +12,7 @@ passport number) can still equal a real one by chance; :func:`fill` then draws t
 again, with the next seed, up to :data:`REDRAWS` times, and fails the release naming the column
 if some still do (a ``regex_format`` with too few strings). Names and places are drawn from
 Faker's lists: one may equal a real person's name by chance, unlinked to that person, and is
-not checked (:data:`tuner.data.FROM_A_LIST`); on a large release they are :data:`POOL`
+not checked (:data:`tuner.data._metadata.FROM_A_LIST`); on a large release they are :data:`POOL`
 Faker draws resampled (the same weighted list, at a 20th of the time on 400,000 records).
 """
 

@@ -15,8 +15,8 @@ are removed from the table before the split. Every other column is judged before
 
 Every column found is named in one message (:func:`refusal`), with the choices: drop it
 (``[data] identifiers``), release fake values in its place (declare it PII in SDV metadata,
-``[data] metadata``: :mod:`tuner.data`; such columns have left the table before this check)
-or keep it as data (``[data] keep_as_data``). A column unique for at
+``[data] metadata``: :mod:`tuner.data._metadata`; such columns have left the table before
+this check) or keep it as data (``[data] keep_as_data``). A column unique for at
 least 95 % of the records is warned about. Float columns are measurements (an income, a weight)
 whose values are naturally all distinct, so they are judged by name only. Precise geographic
 coordinates and full dates of birth are not direct identifiers but strong quasi-identifiers

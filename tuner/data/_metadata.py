@@ -22,9 +22,9 @@ Which columns are fake follows SDV's rule (``sdv.data_processing.DataProcessor``
 * ``unknown``: SDV's ``sdv-pii-?????`` strings.
 
 Fake columns leave the table before anything else, as declared identifiers do
-(:mod:`tuner.data`), and are filled at release (:mod:`tuner.data`). Nothing of the
-file but names, sdtypes and datetime formats is kept: a ``regex_format`` is used to draw values
-and never written out.
+(:mod:`tuner.data._identifiers`), and are filled at release (:mod:`tuner.data._fakes`). Nothing
+of the file but names, sdtypes and datetime formats is kept: a ``regex_format`` is used to draw
+values and never written out.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from tuner.errors import InputError
 STATISTICAL = ("numerical", "categorical", "boolean", "datetime", "ordinal")
 # Faker sdtypes whose values are drawn from a list (names, places): a fake may equal a real
 # value by chance, unlinked to that person; every other fake is checked against the real
-# values (tuner.data.check_against_real)
+# values (tuner.data._fakes.fill)
 FROM_A_LIST = frozenset({
     "first_name", "last_name", "name", "name_female", "name_male", "first_name_female",
     "first_name_male", "last_name_female", "last_name_male", "first_name_nonbinary",
@@ -75,7 +75,7 @@ class Fake:
 
     def how(self, *, numeric: bool = False) -> str:
         """How the values are made, in words for the manifest (no regex: it may hold values);
-        ``numeric``: the real column holds numbers (:func:`tuner.data.draw`)."""
+        ``numeric``: the real column holds numbers (:func:`tuner.data._fakes.draw`)."""
         if numeric and self.function == "bothify" and self.kwargs.get("text") == ID_TEXT:
             return f"random integers from 0 to {ID_MAX}, as SDV makes a numeric id"
         if self.regex is not None:
