@@ -165,7 +165,7 @@ def test_a_patient_release_holds_new_dates_in_the_input_form(tmp_path, form):
     assert '"ran": true' in manifest  # the release audit refitted on the dates
 
 
-def test_the_report_draws_a_date_column_on_a_year_axis():
+def test_the_report_draws_a_date_column_on_a_calendar_axis():
     from tuner.release._plots import marginal_tables, marginals
 
     born = pd.Series(pd.to_datetime(["1950-06-01", "1960-01-01", "1970-01-01", "1980-07-01"] * 50))
@@ -174,7 +174,16 @@ def test_the_report_draws_a_date_column_on_a_year_axis():
     assert table.kind == "histogram" and table.axis == "year"
     assert 1950 <= table.edges[0] < table.edges[-1] <= 1981  # decimal years of the real range
     figure = marginals([table])
-    assert figure.axes[0].get_xlabel() == "year"
+    ax = figure.axes[0]
+    assert ax.get_xlabel() == "date"
+    figure.canvas.draw()  # the ticks are dates of the real range, not decimal years
+    low, high = ax.get_xlim()  # ticks drawn within the view, in matplotlib's day numbers
+    labels = [t.get_text() for t in ax.get_xticklabels()
+              if t.get_text() and low <= t.get_position()[0] <= high]
+    assert [int(t) for t in labels] == [1950, 1960, 1970, 1980], labels
+    edges = ax.patches[0].get_data().edges  # the training histogram, matplotlib's day numbers
+    first, last = (pd.Timestamp("1970-01-01") + pd.Timedelta(days=d) for d in edges[[0, -1]])
+    assert pd.Timestamp("1950-06-01") <= first < last <= pd.Timestamp("1980-07-02")
 
 
 def test_a_bad_date_stops_the_run_before_any_trial_naming_value_and_line(tmp_path, capsys):

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from matplotlib import dates as mdates
 from matplotlib.figure import Figure
 
 from tuner._common.figures import DPI, figure, save_figure
@@ -88,6 +89,7 @@ def column_scores(scores: dict[str, float], title: str) -> Figure:
 
 MIN_COUNT = 10  # a category or bin with fewer training records is never shown on its own
 OTHER = "other"
+DAYS_PER_YEAR = 365.2425  # a date column's histogram counts decimal years of this length
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,7 +113,8 @@ class Marginal:
     missing_real: float
     missing_synthetic: float
     score: float
-    axis: str = ""  # what a histogram's edges count: "year" for a date column (decimal years)
+    axis: str = ""  # what a histogram's edges count: "year" for a date column (decimal years,
+    # drawn on a calendar axis)
 
 
 def _label(value: Any) -> str:
@@ -147,7 +150,7 @@ def _histogram(train: pd.Series, synthetic: pd.Series, min_count: int,
     def as_float(x: pd.Series) -> pd.Series:  # dates as decimal years
         if pd.api.types.is_datetime64_any_dtype(x):
             epoch = pd.Timestamp("1970-01-01", tz=x.dt.tz)
-            return (x - epoch) / pd.Timedelta(days=365.2425) + 1970.0
+            return (x - epoch) / pd.Timedelta(days=DAYS_PER_YEAR) + 1970.0
         return x.astype(float)
 
     r, s = as_float(train), as_float(synthetic)
@@ -202,11 +205,17 @@ def marginals(tables: list[Marginal], *, per_row: int = 3) -> Figure:
     axes = np.atleast_1d(fig.subplots(rows, per_row)).ravel()
     for ax, t in zip(axes, tables, strict=False):
         if t.kind == "histogram":
-            ax.stairs(t.train, t.edges, fill=True, color="tab:blue", alpha=0.5,
+            # a date column's edges are decimal years: drawn on a calendar axis (matplotlib's
+            # dates count days from 1970-01-01), its ticks dates the locator chooses
+            edges = (np.asarray(t.edges) - 1970.0) * DAYS_PER_YEAR if t.axis else t.edges
+            ax.stairs(t.train, edges, fill=True, color="tab:blue", alpha=0.5,
                       label="training")
-            ax.stairs(t.synthetic, t.edges, color="tab:orange", lw=1.5, label="release")
-            if t.axis:  # a date column: decimal years, read as years
-                ax.set_xlabel(t.axis, fontsize=7)
+            ax.stairs(t.synthetic, edges, color="tab:orange", lw=1.5, label="release")
+            if t.axis:
+                locator = mdates.AutoDateLocator(maxticks=5)
+                ax.xaxis.set_major_locator(locator)
+                ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+                ax.set_xlabel("date", fontsize=7)
         else:
             x = np.arange(len(t.labels))
             ax.bar(x - 0.2, t.train, width=0.4, color="tab:blue", label="training")
