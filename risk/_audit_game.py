@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -143,7 +144,9 @@ def play(plan: Plan, runs: list[Run], fit_sample: Callable[[pd.DataFrame, int], 
     out: list[np.ndarray | None] = [None] * len(runs)
     if progress:
         progress(0, len(runs))
-    results = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks())
+    # more processes than cores or fits never help (and 10**30 of them overflowed joblib)
+    workers = n_jobs if n_jobs == -1 else max(1, min(n_jobs, len(runs), os.cpu_count() or 1))
+    results = Parallel(n_jobs=workers, return_as="generator_unordered")(tasks())
     for done, (i, feats) in enumerate(results, start=1):
         out[i] = feats
         if progress:

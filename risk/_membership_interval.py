@@ -75,6 +75,9 @@ def clopper_pearson(successes: np.ndarray | float, trials: np.ndarray | float,
     return np.asarray(low, dtype=float), np.asarray(high, dtype=float)
 
 
+HYPERGEOMETRIC_LIMIT = 10**9  # numpy.random.Generator.hypergeometric: ngood, nbad below it
+
+
 def attack_set_moments(rng: np.random.Generator, member_rate: float, holdout_rate: float, *,
                        n_train: int, population_size: int, attack_size: int,
                        draws: int = ATTACK_DRAWS) -> tuple[float, float]:
@@ -86,7 +89,12 @@ def attack_set_moments(rng: np.random.Generator, member_rate: float, holdout_rat
     of F1 in K, TP and FP (few members per set: Jensen's inequality); the s.d. is the spread a
     single population attack set has."""
     matched = int(round(member_rate * n_train))
-    k = rng.hypergeometric(n_train, max(population_size - n_train, 1), attack_size, size=draws)
+    others = max(population_size - n_train, 1)
+    if others < HYPERGEOMETRIC_LIMIT:
+        k = rng.hypergeometric(n_train, others, attack_size, size=draws)
+    else:  # NumPy draws hypergeometrics below 10**9 only; there the binomial is its limit
+        # (the draws differ by O(a / N) <= 1e-5 in probability: Feller 1968, II.6)
+        k = rng.binomial(attack_size, n_train / population_size, size=draws)
     tp = rng.hypergeometric(matched, n_train - matched, k) if matched else np.zeros(draws)
     fp = rng.binomial(attack_size - k, holdout_rate)
     f1 = safe_ratio(2.0 * tp, tp + fp + k)

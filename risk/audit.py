@@ -317,7 +317,8 @@ def membership_audit(
     neighbours:
         k of the vulnerability score.
     n_jobs:
-        Processes for the fits (joblib; -1: every core).
+        Processes for the fits (joblib; -1: every core; more than the cores or the fits are
+        not started).
     progress:
         Called as ``progress(done, total)`` with ``done = 0`` before the first fit and after
         each one.

@@ -12,6 +12,7 @@ from scipy import special, stats
 
 import risk
 from risk._membership_interval import (
+    HYPERGEOMETRIC_LIMIT,
     attack_set_moments,
     clopper_pearson,
     effective_holdout,
@@ -210,3 +211,18 @@ def test_interval_is_recomputed_from_the_shares_and_the_seed_alone(population):
         sampling_fraction=res.sampling_fraction, repeats=res.repeats, level=res.f1_ci.level,
         seed=res.random_state)
     assert again == (res.f1_ci.low, res.f1_ci.high)
+
+
+def test_a_population_beyond_numpys_hypergeometric_limit_draws_its_binomial_limit():
+    # NumPy draws hypergeometrics of fewer than 10**9 people only: a national population
+    # (India's 1.4e9) raised ValueError there, 1e30 OverflowError (found by hypothesis); above
+    # the limit the members per attack set are drawn from the binomial limit
+    below, above = (attack_set_moments(np.random.default_rng(0), 0.6, 0.1,
+                                       n_train=50_000_000, population_size=n,
+                                       attack_size=10_000)
+                    for n in (HYPERGEOMETRIC_LIMIT - 1, HYPERGEOMETRIC_LIMIT + 5_000))
+    assert below == pytest.approx(above, rel=0.05)  # t = 0.05: 500 members per attack set
+    for n in (1_400_000_000, 10 ** 30):
+        mean, sd = attack_set_moments(np.random.default_rng(0), 0.6, 0.1, n_train=5_000,
+                                      population_size=n, attack_size=10_000)
+        assert np.isfinite(mean) and np.isfinite(sd)

@@ -373,6 +373,9 @@ def test_a_secret_study_s_release_made_again_in_another_process_is_the_same_file
         '[data]\npath = "p.csv"\npopulation_size = 100000\nmetadata = "metadata.json"\n'
         'keys = ["BIRTHDATE", "PREFIX", "CITY"]\n[study]\noutput = "out"\n'
         'synthesizers = ["gaussian_copula"]\nn_trials = 1\n[risk]\nrepeats = 5\n'
+        # a secret study draws its own split: on 100 training records one copula trial's DCR
+        # excess was 0.115 in one draw in CI; this test is of the fakes, not of the gate
+        "dcr_limit = 0.5\n"
         "[audit]\nenabled = false\nrequired = false\n")
     assert main(["run", str(tmp_path / "s.toml"), "--no-progress"]) == 0
     released = tmp_path / "out" / "release" / "synthetic.csv"

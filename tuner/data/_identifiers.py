@@ -266,10 +266,12 @@ def drop_identifiers(frame: pd.DataFrame, *, identifiers: Sequence[str],
     if rest.shape[1] == 0:
         raise ConfigError("data.identifiers names every column: nothing is left to synthesise")
     kept = tuple(keep_as_data) + tuple(not_pii)
-    found = findings(rest, exempt=kept)  # a column found is not counted on the whole table
+    # counted once, for the refusal and the warnings (kept columns too): on a table that passes,
+    # findings would count the same columns again
+    shares = unique_shares(rest) if len(rest) >= MIN_RECORDS else {}
+    found = findings(rest, exempt=kept, shares=shares)
     if found:
         raise ConfigError(refusal(found))
-    shares = unique_shares(rest) if len(rest) >= MIN_RECORDS else {}  # warnings (kept too)
     warnings = quasi_warnings(rest, keys=keys)
     warnings += [f"column {c!r} is unique for {s:.1%} of the records: if it identifies people, "
                  f"declare it in [data] identifiers" for c, s in shares.items()
