@@ -137,6 +137,23 @@ def findings(frame: pd.DataFrame, *, exempt: tuple[str, ...] = (),
     by name, by content on :func:`sample_of`, and unique for every record of the table (from
     ``shares``, :func:`unique_shares`, counted here when not given; a column found already is
     not counted on the whole table)."""
+    found = _looked_at(frame, exempt=exempt)
+    if len(frame) >= MIN_RECORDS:
+        if shares is None:
+            shares = unique_shares(frame, columns=[c for c in map(str, frame.columns)
+                                                   if c not in found and c not in exempt])
+        found |= _unique_everywhere(shares, exempt=exempt)
+    return found
+
+
+def _unique_everywhere(shares: dict[str, float], *,
+                       exempt: tuple[str, ...]) -> dict[str, list[str]]:
+    return {name: ["takes a different value in every record"]
+            for name, share in shares.items() if share >= 1.0 and name not in exempt}
+
+
+def _looked_at(frame: pd.DataFrame, *, exempt: tuple[str, ...]) -> dict[str, list[str]]:
+    """The columns found by name or by content on :func:`sample_of` (cheap: no full count)."""
     sample = sample_of(frame)
     found: dict[str, list[str]] = {}
     for col in frame.columns:
@@ -153,12 +170,6 @@ def findings(frame: pd.DataFrame, *, exempt: tuple[str, ...] = (),
             why.append(f"holds {shape}")
         if why:
             found[name] = why
-    if len(frame) >= MIN_RECORDS:
-        if shares is None:
-            shares = unique_shares(frame, columns=[c for c in map(str, frame.columns)
-                                                   if c not in found and c not in exempt])
-        found |= {name: ["takes a different value in every record"]
-                  for name, share in shares.items() if share >= 1.0 and name not in exempt}
     return found
 
 
@@ -266,10 +277,13 @@ def drop_identifiers(frame: pd.DataFrame, *, identifiers: Sequence[str],
     if rest.shape[1] == 0:
         raise ConfigError("data.identifiers names every column: nothing is left to synthesise")
     kept = tuple(keep_as_data) + tuple(not_pii)
-    # counted once, for the refusal and the warnings (kept columns too): on a table that passes,
-    # findings would count the same columns again
-    shares = unique_shares(rest) if len(rest) >= MIN_RECORDS else {}
-    found = findings(rest, exempt=kept, shares=shares)
+    # uniqueness counted once on the whole table, for the refusal and the warnings, and only
+    # for the columns neither found by a look nor kept (a found one is refused anyway)
+    looked = _looked_at(rest, exempt=kept)
+    shares = unique_shares(rest, columns=[c for c in map(str, rest.columns)
+                                          if c not in looked and c not in kept]) \
+        if len(rest) >= MIN_RECORDS else {}
+    found = looked | _unique_everywhere(shares, exempt=kept)
     if found:
         raise ConfigError(refusal(found))
     warnings = quasi_warnings(rest, keys=keys)
