@@ -311,3 +311,11 @@ def test_a_rooms_docstring_lists_its_modules(room):
     assert files <= listed, sorted(files - listed)
     elsewhere = {p.stem for p in (ROOT / "tuner").rglob("*.py")} - files
     assert not listed & elsewhere, sorted(listed & elsewhere)  # listed here, lives elsewhere
+
+
+def test_the_tuners_tests_mirror_its_rooms():
+    # a room's tests live in tests/tuner/ROOM/; the front door's and the helpers' at the top
+    for room in ROOMS:
+        assert list((ROOT / "tests" / "tuner" / room).glob("test_*.py")), room
+    rooms = {p.name for p in (ROOT / "tests" / "tuner").iterdir() if (p / "__init__.py").exists()}
+    assert rooms <= set(ROOMS), sorted(rooms - set(ROOMS))

@@ -11,7 +11,7 @@ empty trials). Run from the repository root:
 
 Writes its tables to its block of ``experiments/benchmarks/RESULTS.md``. The helpers that
 start and stop the servers (every process by its own id) are shared with
-``tests/tuner/test_distributed.py``.
+``tests/tuner/search/test_distributed.py``.
 """
 
 from __future__ import annotations

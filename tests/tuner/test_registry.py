@@ -69,7 +69,8 @@ def test_every_bound_names_a_declared_option_and_one_meaning(parts):
 def test_only_partial_synthesis_measures_are_left_to_tests_of_partial_mode(parts):
     cfg, _ = parts
     partial = {s.name for s in MEASURES.values() if s.name not in _full_synthesis_specs(cfg)}
-    # each of these is enabled by [study] synthesize alone; tests/tuner/test_partial.py runs them
+    # each of these is enabled by [study] synthesize alone;
+    # tests/tuner/synthesis/test_partial.py runs them
     assert partial == {"identification", "partial_copies", "partial_near_copies"}
     options = config.RiskConfig(dict(cfg.risk), synthesized=("affairs",))
     assert partial <= {s.name for s in measures.enabled(options)}
@@ -126,7 +127,7 @@ def test_a_bound_on_a_metric_the_measure_does_not_log_is_a_bug_said_at_once(part
 
 def test_every_synthesizer_space_is_narrowable_and_every_choice_decodes():
     # the synthesiser registry checked as the measure registry is (each family fits and samples
-    # in tests/tuner/test_study.py::test_every_synthesizer_end_to_end..., enqueued from the
+    # in tests/tuner/search/test_study.py::test_every_synthesizer_end_to_end..., enqueued from the
     # registry itself)
     from optuna.distributions import CategoricalDistribution
 

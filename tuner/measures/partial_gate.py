@@ -21,7 +21,7 @@ like for like:
   columns, but it is not the constraint: every released row carries its own record's known
   values, so a row is more likely to equal some training record than some holdout record
   wherever the known values are rare, even for a model that draws from the population's own
-  conditional distribution (``tests/tuner/test_partial.py`` builds such a case).
+  conditional distribution (``tests/tuner/synthesis/test_partial.py`` builds such a case).
 * **Near copies** (``near_copies``, ``near_copy_limit``): the same with the numeric columns
   that have more than ``numeric_bins`` distinct real values compared on that many equal-width
   bins of the real (train and holdout) values, as M bins them.

@@ -10,8 +10,9 @@ plus any value only the synthetic data have (appended, so no value is ever lost 
 
 Only columns whose values are all strings in every frame are converted (mixed types keep their
 own dtype, so the measures' checks still see them). The values and the missing entries are the
-same, so every measure gives the same numbers (``tests/tuner/test_categorical.py`` checks every
-flat metric of a trial against the text frames); the released data are never these copies.
+same, so every measure gives the same numbers (``tests/tuner/scoring/test_categorical.py``
+checks every flat metric of a trial against the text frames); the released data are never these
+copies.
 """
 
 from __future__ import annotations

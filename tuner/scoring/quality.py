@@ -21,8 +21,8 @@ properties, each the mean of per-column or per-pair scores:
 SDMetrics loops over columns and pairs with pandas group-bys (its time beside ours:
 ``docs/usage.md``); here every column is coded to integers once and each pair is one
 ``np.bincount``. The scores
-equal SDMetrics' to rounding (``tests/tuner/test_quality.py`` checks it on the shared data sets
-and on random frames). One deliberate difference: above 50,000 rows SDMetrics scores each
+equal SDMetrics' to rounding (``tests/tuner/scoring/test_quality.py`` checks it on the shared
+data sets and on random frames). One deliberate difference: above 50,000 rows SDMetrics scores each
 contingency pair on an *unseeded* random subsample of 50,000 rows, so its score changes from call
 to call; this module always uses every row. Four more, all where SDMetrics' number is an
 accident of pandas or scipy rather than a definition (found by a review of this module; none

@@ -22,8 +22,8 @@ def _quality(train: pd.DataFrame, synthetic: pd.DataFrame) -> Any:
 
     The unified ``sdmetrics.reports.QualityReport`` (its single-table predecessor is deprecated)
     takes ``{name: frame}`` and ``{"tables": {name: columns}}``; on one table it scores exactly
-    as that predecessor did (``tests/tuner/test_utility.py`` compares them while both exist), and
-    its details carry a leading ``Table`` column."""
+    as that predecessor did (``tests/tuner/scoring/test_utility.py`` compares them while both
+    exist), and its details carry a leading ``Table`` column."""
     from sdmetrics.reports import QualityReport as SDMetricsQualityReport
 
     meta = metadata_for(train).to_dict()

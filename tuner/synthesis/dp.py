@@ -140,7 +140,7 @@ class _Model:
         # i.i.d. sampling, not mbi's default "round": in mbi 1.1.0 that draws each column
         # given its parents from stratified uniforms ordered by the rows' positions in their
         # parent group, so two children of one parent come out rank for rank (perfectly
-        # dependent where they should be independent given it; tests/tuner/test_dp.py)
+        # dependent where they should be independent given it; tests/tuner/synthesis/test_dp.py)
         with seeded(int(self.rng.integers(2**31 - 1))):
             data = self.fitted.model.synthetic_data(rows=num_rows, method="sample")
         codes = {k: np.asarray(v, dtype=np.int64) for k, v in data.to_dict().items()}

@@ -153,7 +153,7 @@ def test_the_committed_patient_example_runs_past_the_checks(tmp_path, capsys):
 
     from tuner.search.context import prepare
 
-    example = Path(__file__).parents[2] / "experiments" / "patients" / "patients.toml"
+    example = Path(__file__).parents[3] / "experiments" / "patients" / "patients.toml"
     shutil.copy(example, tmp_path / "patients.toml")
     patients(543, seed=0).to_csv(tmp_path / "patients.csv", index=False)
     ctx = prepare(config.load(tmp_path / "patients.toml"))

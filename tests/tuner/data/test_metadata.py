@@ -20,7 +20,7 @@ from tuner.data._fakes import FakesFailed, fill, regex_values
 from tuner.data._metadata import Fake, read_metadata
 from tuner.errors import InputError
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "experiments" / "patients" / "metadata.json"
 FAKED = ["Id", "SSN", "DRIVERS", "PASSPORT", "FIRST", "LAST", "MAIDEN", "ADDRESS"]
 # the shape of each fake column's values, from experiments/patients/metadata.json

@@ -16,7 +16,7 @@ from tuner.data import metadata_for, read_builtin, sdtype
 from tuner.scoring.quality import quality_scores
 from tuner.scoring.utility import _quality, efficacy, hellinger, quality_breakdown, quality_report
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")

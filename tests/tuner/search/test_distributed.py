@@ -43,7 +43,7 @@ from tuner.search.budget import FINISHED, interrupted_numbers, uncounted_numbers
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 BUDGET = 9
 WORKERS = 3
 

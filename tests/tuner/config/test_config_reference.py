@@ -8,7 +8,7 @@ from pathlib import Path
 from tuner import measures
 from tuner.config import SECTIONS, reference
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_committed_page_is_what_the_code_generates():

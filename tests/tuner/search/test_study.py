@@ -228,7 +228,7 @@ def test_two_invocations_started_together_share_one_study(tmp_path):
     # both create the new SQLite stores at once: creation must be serialised
     path = write_config(tmp_path, n_trials=8, synthesizers=("cart",))
     cmd = [sys.executable, "-m", "tuner", "run", str(path), "--no-progress"]
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=root,
                               text=True) for _ in range(2)]
     outputs = [p.communicate(timeout=600)[0] for p in procs]
@@ -263,7 +263,7 @@ def test_sigkill_mid_trial_then_resume(tmp_path):
     path.write_text(text)
     cmd = [sys.executable, "-m", "tuner", "run", str(path), "--no-progress"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            cwd=Path(__file__).resolve().parents[2])
+                            cwd=Path(__file__).resolve().parents[3])
     db = tmp_path / "out" / "study.db"
     deadline = time.time() + 300
     running = False
