@@ -107,7 +107,6 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
     undeclared ones, all at once), check the config against the data and make the study's one
     seeded split."""
     out = cfg.study.output
-    out.mkdir(parents=True, exist_ok=True)
     if frame is None:
         d = cfg.data
         frame = read_table(d.path, list(d.columns) if d.columns else None,
@@ -142,6 +141,7 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
     if not problems:
         problems = partial_problems(cfg, frame)
     raise_all(problems)
+    out.mkdir(parents=True, exist_ok=True)  # a run refused above leaves no empty folder behind
     storage = cfg.study.storage or f"sqlite:///{(out / 'study.db').resolve()}"
     recorded = recorded_split(storage, cfg.study.name)
     audit = cfg.data.audit_fraction

@@ -44,7 +44,7 @@ def test_every_identifier_of_a_patient_table_is_named_in_one_message_before_any_
         assert f"'{kept}" not in err  # data, not identifiers
     assert f"[data] identifiers = {IDENTIFIERS!r}" in err  # the fix, to copy
     assert "[data] keep_as_data" in err
-    assert not (tmp_path / "out" / "study.db").exists()  # no trial, no study
+    assert not (tmp_path / "out").exists()  # no trial, no study, not even an empty folder
 
 
 def test_following_the_message_leaves_warnings_on_coordinates_and_birth_dates(tmp_path, capsys):
