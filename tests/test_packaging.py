@@ -36,3 +36,16 @@ def test_the_wheel_carries_the_licence_and_both_packages_type_markers(tmp_path):
     requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist: pandas")]
     assert "Requires-Dist: pandas>=2.1" in requires
     assert all("<3" not in r or 'extra == "tuner"' in r for r in requires)
+
+
+def test_help_lists_every_exit_status_of_the_usage_table(capsys):
+    import re
+
+    from tuner.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    shown = set(re.findall(r"^  (\d+) ", capsys.readouterr().out.split("exit status:")[1], re.M))
+    table = (ROOT / "docs" / "usage.md").read_text()
+    documented = set(re.findall(r"^\| (\d+) \|", table, re.M))
+    assert shown == documented == {"0", "1", "2", "3", "130"}

@@ -115,6 +115,16 @@ class _UsageError(Exception):
     """A command line argparse refuses (said in one line, exit 2)."""
 
 
+# what each exit status means (docs/usage.md has the table with what is said and what to do)
+EXIT_CODES = """exit status:
+  0    done: the release exported, or report/release did its work
+  1    a fault of the machine (full disk, read-only folder, a server gone): one line;
+       or a bug: Python's traceback (please report it)
+  2    bad configuration, arguments or input, before any trial: one line naming it
+  3    no release candidate: no trial met every constraint, or each was refused
+  130  interrupted (Ctrl-C); run the same command again to resume"""
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise _UsageError(f"{self.prog}: {message}")
@@ -255,7 +265,8 @@ def _missing_extra() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _Parser(prog="risk-tuner", description=__doc__.split("\n\n")[0])
+    parser = _Parser(prog="risk-tuner", description=__doc__.split("\n\n")[0], epilog=EXIT_CODES,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     p_run = sub.add_parser("run", help="run or resume the study of a TOML config")
