@@ -121,7 +121,7 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
                     _withdraw_refused(ctx, study, folder)
                     raise
             break
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 - frees the release claim, then re-raises
             with claim_lock(ctx, "release-claim"):  # let the next worker or invocation try
                 if study.user_attrs.get(CLAIM_ATTR) == {"trial": best.number, "by": me}:
                     study.set_user_attr(CLAIM_ATTR, {})
@@ -349,7 +349,7 @@ def _export(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
             folder.rename(old)
         staging.rename(folder)
         shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
+    except BaseException:  # noqa: BLE001 - removes the half-written staging folder, re-raises
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return folder

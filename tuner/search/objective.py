@@ -101,7 +101,7 @@ class TrackedObjective:
         try:
             run, name, params = self._start(trial)
             return self._evaluate(trial, run, name, params)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - records the trial's MLflow run as failed, re-raises
             self._failed(trial, run, exc)
             raise
         except KeyboardInterrupt:  # Ctrl-C: Optuna fails the trial; its run is ended too
