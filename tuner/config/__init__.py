@@ -7,11 +7,13 @@ prints the reference of every key (``docs/config.md``), generated from the code.
 
 Modules: ``_values`` (TOML values into typed ones, generic), ``_sections`` (the plain sections
 as dataclasses, each key with its help), ``_load`` (the whole config, its checks and renamed
-keys), ``_reference`` (the generated page), ``__main__`` (prints it).
+keys), ``_fit`` (the config against the data), ``_reference`` (the generated page),
+``__main__`` (prints it).
 """
 
 from __future__ import annotations
 
+from tuner.config._fit import check_data, data_problems, identifier_clashes, named_columns
 from tuner.config._load import (
     AUDIT_BACKENDS,
     AUDIT_DESIGNS,
@@ -23,10 +25,7 @@ from tuner.config._load import (
     Config,
     RiskConfig,
     check,
-    check_data,
-    data_problems,
     load,
-    named_columns,
     parse,
     with_overrides,
 )
@@ -47,6 +46,7 @@ __all__ = [
     "AUDIT_BACKENDS", "AUDIT_DESIGNS", "DEVICES", "MODES", "PICK_RULES", "RENAMED_KEYS",
     "SECTIONS", "UTILITY_METRICS", "AuditConfig", "Config", "ConfigError", "DataConfig",
     "RiskConfig", "StudyConfig", "UtilityConfig", "check", "check_data", "coerce",
-    "data_problems", "key", "kind_of", "kinds_of", "load", "named_columns", "parse",
+    "data_problems", "identifier_clashes", "key", "kind_of", "kinds_of", "load",
+    "named_columns", "parse",
     "raise_all", "reference", "section", "table", "with_overrides",
 ]

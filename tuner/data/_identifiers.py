@@ -100,35 +100,88 @@ def _judged(series: pd.Series) -> bool:
 def content_reason(values: pd.Series) -> str | None:
     """What a column's sampled values look like, when that is a direct identifier: judged on
     :data:`FIRST_LOOK` of them spread over the sample, and only where they look like one, on
-    all of them (most columns are categories or numbers, told apart at a glance)."""
+    all of them (most columns are categories or numbers, told apart at a glance). On all of
+    them the glance's shape is tried first; the others only where it does not hold."""
+    if not _judged(values):
+        return None
     present = values.dropna()
-    if present.empty or not _judged(values):
+    if present.empty:
         return None
     glance = present.iloc[::max(1, len(present) // FIRST_LOOK)]
-    return _shape(present) if _shape(glance) is not None else None
-
-
-def _shape(present: pd.Series) -> str | None:
-    """:func:`content_reason` on the non-missing values ``present``."""
-    distinct = present.nunique() / len(present)
     if pd.api.types.is_integer_dtype(present):
-        digits = present.abs().astype("string").str.len()
-        if (digits >= 9).mean() >= SHAPED and distinct >= SHAPED:
-            return "long numeric codes, unique or nearly so"
+        return _long_codes(present) if _long_codes(glance) is not None else None
+    seen = _Text(glance)
+    first = next((check for check in _CHECKS if check(seen) is not None), None)
+    if first is None:
         return None
-    text = present.astype("string").str.strip()
-    for said, shape in SHAPES:
-        if text.str.fullmatch(shape).mean() >= SHAPED:
-            return said
-    n_digits = text.str.count(r"\d")
-    phone = text.str.fullmatch(_PHONE_CHARS) & n_digits.between(9, 15) & (n_digits < text.str.len())
-    if phone.mean() >= SHAPED:
-        return "phone numbers"
-    if distinct >= SHAPED and (text.str.fullmatch(_CODE) & (n_digits > 0)).mean() >= SHAPED:
+    text = _Text(present)
+    return first(text) or next((said for check in _CHECKS if check is not first
+                                and (said := check(text)) is not None), None)
+
+
+def _long_codes(present: pd.Series) -> str | None:
+    """Integers of nine digits or more, unique or nearly so (record numbers, not weights)."""
+    digits = present.abs().astype("string").str.len()
+    if (digits >= 9).mean() >= SHAPED and present.nunique() / len(present) >= SHAPED:
+        return "long numeric codes, unique or nearly so"
+    return None
+
+
+class _Text:
+    """A sample's values as stripped strings, with what the checks share (their share of
+    distinct values, digits per value), each computed once. The sample is at most
+    :data:`SAMPLE` values: plain strings and compiled patterns judge it faster than pandas'
+    string methods, whose fixed cost per call dominates at this size."""
+
+    def __init__(self, present: pd.Series) -> None:
+        values = present.tolist()
+        self.values = [str(v).strip() for v in values]
+        self.distinct = len(set(values)) / len(values)
+        self._digits: np.ndarray | None = None
+
+    @property
+    def digits(self) -> np.ndarray:
+        if self._digits is None:
+            self._digits = np.array([len(v) - len(v.translate(_NO_DIGITS))
+                                     for v in self.values])
+        return self._digits
+
+    def share(self, pattern: re.Pattern[str], where: np.ndarray | None = None) -> float:
+        """Share of values matching ``pattern`` in full (and ``where``, if given)."""
+        hits = np.array([pattern.fullmatch(v) is not None for v in self.values])
+        return float((hits & where).mean() if where is not None else hits.mean())
+
+
+def _shaped(said: str, pattern: str):  # type: ignore[no-untyped-def]
+    compiled = re.compile(pattern)
+
+    def check(text: _Text) -> str | None:
+        return said if text.share(compiled) >= SHAPED else None
+    return check
+
+
+def _phone(text: _Text) -> str | None:
+    lengths = np.array([len(v) for v in text.values])
+    where = (text.digits >= 9) & (text.digits <= 15) & (text.digits < lengths)
+    return "phone numbers" if text.share(_PHONE, where) >= SHAPED else None
+
+
+def _code(text: _Text) -> str | None:
+    if text.distinct >= SHAPED and text.share(_CODE_RE) >= SHAPED:
         return "letter-digit codes, unique or nearly so"
-    if distinct >= 0.5 and text.str.count(r"\s+").mean() >= 2:
+    return None
+
+
+def _free_text(text: _Text) -> str | None:
+    if text.distinct >= 0.5 and np.mean([len(v.split()) for v in text.values]) >= 3:
         return "free text (three or more words, mostly different)"
     return None
+
+
+_NO_DIGITS = str.maketrans("", "", "0123456789")
+_PHONE, _CODE_RE = re.compile(_PHONE_CHARS), re.compile(r"(?=\D*\d)" + _CODE)  # a digit in it
+# in the order a column's values are judged: the first that holds says what they are
+_CHECKS = (*(_shaped(said, shape) for said, shape in SHAPES), _phone, _code, _free_text)
 
 
 def findings(frame: pd.DataFrame, *, exempt: tuple[str, ...] = (),
@@ -161,11 +214,11 @@ def _looked_at(frame: pd.DataFrame, *, exempt: tuple[str, ...]) -> dict[str, lis
         if name in exempt:
             continue
         why = []
-        values = sample[col].dropna()
-        enough = values.nunique() >= min(MIN_DISTINCT, max(2, len(values) // 2))
-        if (said := name_reason(name)) is not None and enough \
-                and not pd.api.types.is_datetime64_any_dtype(values):
-            why.append(f"named like {said}")
+        if (said := name_reason(name)) is not None \
+                and not pd.api.types.is_datetime64_any_dtype(sample[col]):
+            values = sample[col]  # how many distinct: only for a name that says one
+            if values.nunique() >= min(MIN_DISTINCT, max(2, values.count() // 2)):
+                why.append(f"named like {said}")
         if (shape := content_reason(sample[col])) is not None:
             why.append(f"holds {shape}")
         if why:

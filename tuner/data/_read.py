@@ -11,6 +11,7 @@ import csv
 import dataclasses
 import hashlib
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,7 @@ import pandas as pd
 from sdv.metadata import Metadata
 
 import risk
-from tuner.errors import InputError
+from tuner.errors import ConfigError, InputError
 
 TABLE = "table"
 CATEGORY_LIMIT = 20
@@ -72,25 +73,34 @@ def read_table(
     *,
     header_names: list[str] | None = None,
     missing_values: list[str] | None = None,
+    skip: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Read a CSV or Parquet file; ``columns`` keeps a subset (an unknown name is an error).
 
     A CSV's first row is its header unless ``header_names`` names the columns of a file without
     one (as UCI's ``adult.data``). Spaces after a comma are ignored, and the strings in
     ``missing_values`` (e.g. ``"?"``) are read as missing, besides pandas' usual markers.
+
+    ``skip``: the declared direct identifiers (``[data] identifiers``), never read from a file:
+    they never enter memory, and a file's other columns are read without the copy that
+    dropping them afterwards costs. A name the data lack is a :class:`ConfigError`.
     """
     if str(path).startswith("builtin:"):
         frame = read_builtin(str(path))
-        return frame[columns] if columns else frame
+        frame = frame[columns] if columns else frame
+        _check_skip(skip, list(map(str, frame.columns)))
+        return frame.drop(columns=list(skip)) if skip else frame
     if not path.exists():
         raise FileNotFoundError(f"data file {str(path)!r} does not exist")
     suffix = path.suffix.lower()
     if suffix in (".csv", ".data", ".test", ".txt"):
         try:
-            _check_csv_shape(path, header_names)
+            names = _check_csv_shape(path, header_names)
+            _check_skip(skip, columns or names)
             frame = pd.read_csv(
                 path, header=None if header_names else "infer", names=header_names,
                 na_values=missing_values or None, skipinitialspace=True,
+                usecols=(lambda c: c not in skip) if skip else None,
             )
         except UnicodeDecodeError as exc:
             raise InputError(f"data file {str(path)!r} is not UTF-8 text ({exc.reason} at byte "
@@ -103,7 +113,11 @@ def read_table(
                              f"{str(exc).strip().splitlines()[0]}") from None
     elif suffix in (".parquet", ".pq"):
         try:
-            frame = pd.read_parquet(path)
+            names = _parquet_columns(path) if skip else []
+            _check_skip(skip, columns or names)
+            frame = pd.read_parquet(path, columns=[c for c in names if c not in skip] or None)
+        except ConfigError:  # a ValueError too: said as itself, not as an unreadable file
+            raise
         except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
             raise InputError(f"data file {str(path)!r} is not a readable Parquet file: "
                              f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
@@ -112,6 +126,7 @@ def read_table(
         raise InputError(f"data file {str(path)!r} must be CSV (.csv, .data, .test, .txt) or "
                          f"Parquet (.parquet, .pq), got {suffix!r}")
     if columns is not None:
+        columns = [c for c in columns if c not in skip]
         missing = [c for c in columns if c not in frame.columns]
         if missing:
             raise InputError(
@@ -122,6 +137,25 @@ def read_table(
     if frame.empty:
         raise InputError(f"data file {str(path)!r} has no rows")
     return frame
+
+
+def _parquet_columns(path: Path) -> list[str]:
+    """A Parquet file's column names, from its schema (no data read), without the columns
+    pandas stores its index in."""
+    import pyarrow.parquet as pq
+
+    return [c for c in pq.read_schema(path).names if not c.startswith("__index_level_")]
+
+
+def _check_skip(skip: Sequence[str], names: Sequence[str]) -> None:
+    """:class:`ConfigError` when ``[data] identifiers`` names a column the data lack, or every
+    column."""
+    unknown = [c for c in skip if c not in names]
+    if unknown:
+        raise ConfigError(f"data.identifiers names column(s) {unknown} that the data do not "
+                          f"have; the data's columns are {list(names)}")
+    if skip and not set(names) - set(skip):
+        raise ConfigError("data.identifiers names every column: nothing is left to synthesise")
 
 
 def frame_problems(frame: pd.DataFrame) -> list[str]:
@@ -146,10 +180,12 @@ def frame_problems(frame: pd.DataFrame) -> list[str]:
     return problems
 
 
-def _check_csv_shape(path: Path, header_names: list[str] | None) -> None:
+def _check_csv_shape(path: Path, header_names: list[str] | None) -> list[str]:
     """Refuse a CSV whose rows have different numbers of fields, or whose width differs from
     ``header_names``: pandas would otherwise fill short rows with missing values, or turn the
-    surplus leading fields into an index, without a word."""
+    surplus leading fields into an index, without a word. Returns the column names (the header
+    row, or ``header_names``)."""
+    header: list[str] = []
     widths: Counter[int] = Counter()
     first_width, first_bad = None, None  # the first row's width; (line, width) of the first other
     with path.open(newline="") as handle:
@@ -159,7 +195,7 @@ def _check_csv_shape(path: Path, header_names: list[str] | None) -> None:
                 continue
             widths[len(row)] += 1
             if first_width is None:
-                first_width = len(row)
+                first_width, header = len(row), row
                 twice = sorted({c for c in row if row.count(c) > 1})
                 if header_names is None and twice:  # pandas would rename one "a.1" unasked
                     raise InputError(f"data file {str(path)!r} names column(s) {twice} more "
@@ -176,6 +212,9 @@ def _check_csv_shape(path: Path, header_names: list[str] | None) -> None:
         raise InputError(
             f"data.header_names names {len(header_names)} columns, but the rows of "
             f"{str(path)!r} have {next(iter(widths))} fields")
+    if header_names is not None:
+        return list(header_names)
+    return [header[0].removeprefix("\ufeff"), *header[1:]] if header else header
 
 
 def fingerprint(frame: pd.DataFrame) -> str:

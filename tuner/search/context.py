@@ -9,7 +9,14 @@ from typing import Any
 import pandas as pd
 
 from tuner._common.seeding import derive, noise_key, split_seed
-from tuner.config import Config, ConfigError, data_problems, named_columns, raise_all
+from tuner.config import (
+    Config,
+    ConfigError,
+    data_problems,
+    identifier_clashes,
+    named_columns,
+    raise_all,
+)
 from tuner.data import (
     Declared,
     Split,
@@ -107,11 +114,14 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
     undeclared ones, all at once), check the config against the data and make the study's one
     seeded split."""
     out = cfg.study.output
+    raise_all(identifier_clashes(cfg))  # an option naming a column that is never read
+    skipped: list[str] = []  # declared identifiers never read from the file
     if frame is None:
         d = cfg.data
+        skipped = list(d.identifiers)
         frame = read_table(d.path, list(d.columns) if d.columns else None,
                            header_names=list(d.header_names) if d.header_names else None,
-                           missing_values=list(d.missing_values))
+                           missing_values=list(d.missing_values), skip=skipped)
     order = tuple(map(str, frame.columns))
     first_line = 1 if cfg.data.header_names else 2
     declared, pii = None, pd.DataFrame(index=frame.index)
@@ -119,7 +129,7 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
         declared = read_metadata(cfg.data.metadata)
         named = named_columns(cfg) | {"data.identifiers": list(cfg.data.identifiers),
                                       "data.dates": list(cfg.data.dates or {})}
-        raise_all(missing_columns(declared, list(order)) + conflicts(declared, named))
+        raise_all(missing_columns(declared, [*order, *skipped]) + conflicts(declared, named))
         pii, frame = frame[list(declared.fakes)], frame.drop(columns=list(declared.fakes))
     frame = apply_missing_codes(frame, cfg.data.missing_codes)
     dates = cfg.data.dates if declared is None else merged_formats(declared, cfg.data.dates)
@@ -127,7 +137,8 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
     if declared is not None:
         frame = follow(declared, frame, first_line=first_line)
     d = cfg.data
-    frame, warnings = drop_identifiers(frame, identifiers=d.identifiers,
+    frame, warnings = drop_identifiers(frame, identifiers=[c for c in d.identifiers
+                                                           if c not in skipped],
                                        keep_as_data=d.keep_as_data, keys=d.keys,
                                        not_pii=declared.not_pii if declared else ())
     for warning in warnings:

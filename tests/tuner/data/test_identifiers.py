@@ -160,3 +160,68 @@ def test_the_committed_patient_example_runs_past_the_checks(tmp_path, capsys):
     assert not set(IDENTIFIERS) & set(ctx.frame.columns)
     assert ctx.date_formats == {"BIRTHDATE": "%Y-%m-%d", "DEATHDATE": "%Y-%m-%d"}
     assert "warning" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_declared_identifiers_are_never_read_from_the_file(tmp_path, suffix, monkeypatch):
+    """``[data] identifiers`` leave the table as it is read (Parquet ``columns``, CSV
+    ``usecols``): the rest is the same table as reading everything and dropping them."""
+    from tuner.data import read_table
+
+    table = patients(300, seed=1)
+    path = tmp_path / f"patients{suffix}"
+    table.to_csv(path, index=False) if suffix == ".csv" else table.to_parquet(path)
+    whole = read_table(path)
+    seen: list[object] = []
+    reader = pd.read_csv if suffix == ".csv" else pd.read_parquet
+
+    def spy(*args, **kwargs):
+        frame = reader(*args, **kwargs)
+        seen.extend(frame.columns)
+        return frame
+
+    monkeypatch.setattr(pd, "read_csv" if suffix == ".csv" else "read_parquet", spy)
+    rest = read_table(path, skip=IDENTIFIERS)
+    assert not set(IDENTIFIERS) & set(seen)  # never in memory
+    pd.testing.assert_frame_equal(rest, whole.drop(columns=IDENTIFIERS))
+    # with a declared subset of the columns, the identifiers among them
+    subset = read_table(path, ["Id", "CITY", "SSN", "ZIP"], skip=["Id", "SSN"])
+    assert list(subset.columns) == ["CITY", "ZIP"]
+
+
+def test_an_identifier_the_file_lacks_or_every_column_declared_is_refused(tmp_path):
+    from tuner.data import read_table
+
+    frame = pd.DataFrame({"Id": ["a", "b"], "age": [30, 40]})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    frame.to_parquet(tmp_path / "t.parquet")
+    for name in ("t.csv", "t.parquet"):
+        with pytest.raises(config.ConfigError, match=r"data.identifiers names column\(s\) "
+                                                      r"\['SSN'\] that the data do not have; "
+                                                      r"the data's columns are \['Id', 'age'\]"):
+            read_table(tmp_path / name, skip=["Id", "SSN"])
+        with pytest.raises(config.ConfigError, match="names every column"):
+            read_table(tmp_path / name, skip=["Id", "age"])
+    # a CSV saved with a byte-order mark (as spreadsheet programs do): its first name matches
+    (tmp_path / "bom.csv").write_bytes("\ufeffId,age\na,30\nb,40\n".encode())
+    assert list(read_table(tmp_path / "bom.csv", skip=["Id"]).columns) == ["age"]
+
+
+def test_an_option_naming_a_declared_identifier_is_refused_before_the_data_are_read(
+        tmp_path, monkeypatch):
+    from tuner.search import context
+
+    cfg = _patient_config(tmp_path, f"identifiers = {IDENTIFIERS!r}\nkeys = ['SSN', 'CITY']\n"
+                                    "dates = {SSN = '%Y-%m-%d'}\nmissing_codes = {Id = ['x']}")
+
+    def unread(*args, **kwargs):
+        raise AssertionError("the data were read")
+
+    monkeypatch.setattr(context, "read_table", unread)
+    with pytest.raises(config.ConfigError) as caught:
+        context.prepare(cfg)
+    said = str(caught.value)
+    for option, column in (("data.keys", "SSN"), ("data.dates", "SSN"),
+                           ("data.missing_codes", "Id")):
+        assert (f"{option} names column(s) ['{column}'] that data.identifiers declares direct "
+                "identifiers, which are never read") in said
