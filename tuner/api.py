@@ -31,6 +31,7 @@ from tuner.errors import InputError
 from tuner.release import report
 from tuner.release.audit_backend import check_reachable
 from tuner.release.export import RELEASED_ATTR, NoFeasibleTrial, export
+from tuner.release.manifest import Manifest, read_manifest
 from tuner.search.context import prepare
 from tuner.search.locks import claim_lock
 from tuner.search.storage import SecretChanged, open_study, storage
@@ -85,9 +86,9 @@ class TunedStudy:
     def best_feasible(self) -> optuna.trial.FrozenTrial | None:
         return best_feasible(self.optuna_study)
 
-    def manifest(self) -> dict[str, Any] | None:
+    def manifest(self) -> Manifest | None:
         folder = self.release_folder
-        return None if folder is None else json.loads((folder / "manifest.json").read_text())
+        return None if folder is None else read_manifest(folder / "manifest.json")
 
     def write_report(self) -> list[Path]:
         """``report.md`` and ``report.html`` again, from the manifest (no data needed)."""

@@ -50,11 +50,10 @@ def _print_membership_warning(study) -> None:  # noqa: ANN001
 def _print_release_summary(folder: Path) -> None:
     """The release's summary block (:func:`tuner.release.summary.summary`, the top of its
     report)."""
-    import json
-
+    from tuner.release.manifest import read_manifest
     from tuner.release.summary import summary
 
-    lines = summary(json.loads((folder / "manifest.json").read_text(encoding="utf-8")))
+    lines = summary(read_manifest(folder / "manifest.json"))
     print(f"\n{lines[0]}\n" + "\n".join(f"  {line}" for line in lines[1:]))
 
 

@@ -46,6 +46,7 @@ from tuner._common import attrs
 from tuner.measures.gate import remove_replicated_uniques
 from tuner.release import audit_backend
 from tuner.release.audit_set import audit_set_check, refusal, winners_curse
+from tuner.release.manifest import Audit
 from tuner.release.recreate import AuditOverBudget, NoFeasibleTrial, ReleaseRejected
 from tuner.scoring.evaluation import Evaluation
 from tuner.search.context import Context
@@ -293,14 +294,14 @@ seed, from the study's secret, and the targets' vulnerability scores (with the t
 singles its record out, and every target is a training record)."""
 
 
-def public(audited: dict[str, Any]) -> dict[str, Any]:
+def public(audited: Audit) -> Audit:
     """The manifest's ``audit`` entry: ``audited`` without :data:`CUSTODIAN_ONLY`."""
     mem = {k: v for k, v in audited.get("membership", {}).items() if k not in CUSTODIAN_ONLY}
     return audited | {"membership": mem}
 
 
 def release_audit(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
-                  ev: Evaluation) -> dict[str, Any]:
+                  ev: Evaluation) -> Audit:
     """The audit of the candidate ``best`` (module docstring); the manifest's ``audit`` entry.
     Raises :class:`ReleaseRejected` when it fails (the next best trial is then audited)."""
     a = ctx.cfg.audit
@@ -328,7 +329,7 @@ def release_audit(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTr
     # in partial synthesis the audit is the sealed set's check (identification risk included)
     audited = mem.get("ran") or (mem.get("partial") and check.get("available"))
     verdict = "passed" if audited else "not audited"
-    out: dict[str, Any] = {
+    out: Audit = {
         "verdict": verdict, "summary": _summary(verdict, check, mem, a.tpr_limit),
         "tpr_limit": a.tpr_limit, "audit_set": check, "membership": mem,
         "winners_curse": winners_curse(check),

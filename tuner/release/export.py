@@ -43,7 +43,16 @@ from tuner.release import report
 from tuner.release.audit import CUSTODIAN_ONLY, public, release_audit
 from tuner.release.audit import metrics as audit_metrics
 from tuner.release.fake_columns import fake_columns, release_metadata, with_fakes
-from tuner.release.manifest import SPLIT_FILE, manifest, set_files, sha256_file
+from tuner.release.manifest import (
+    SPLIT_FILE,
+    Manifest,
+    ReportData,
+    Selection,
+    manifest,
+    read_manifest,
+    set_files,
+    sha256_file,
+)
 from tuner.release.recreate import AuditOverBudget, NoFeasibleTrial, ReleaseRejected, recreate
 from tuner.release.refusals import (
     OVER_BUDGET_PREFIX,
@@ -137,9 +146,9 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
             tracker.log_folder(run_id, out, "release")
             where["mlflow_artifacts"] = f"runs:/{run_id}/release"
         tracker.mark_released(run_id)
-        audited = json.loads((out / "manifest.json").read_text()).get("audit") or {}
+        audited = read_manifest(out / "manifest.json").get("audit")
         if audited:
-            tracker.log(run_id, metrics=audit_metrics(audited),
+            tracker.log(run_id, metrics=audit_metrics(dict(audited)),
                         tags={"audit_verdict": audited["verdict"]})
         where["mlflow_run"] = run_id
     study.set_user_attr(WHERE_ATTR, where)
@@ -161,7 +170,7 @@ def _withdraw_refused(ctx: Context, study: optuna.Study, folder: Path) -> None:
         manifest_file = place / "manifest.json"
         if not manifest_file.exists():
             continue
-        trial = json.loads(manifest_file.read_text()).get("trial")
+        trial = read_manifest(manifest_file)["trial"]
         if trial not in refused:
             continue
         aside = place.with_name(f"{place.name}.withdrawn-trial-{trial}")
@@ -186,7 +195,7 @@ def _withdraw_refused(ctx: Context, study: optuna.Study, folder: Path) -> None:
     study.set_user_attr(WHERE_ATTR, {})
 
 
-def selection(study: optuna.Study, best: optuna.trial.FrozenTrial) -> dict[str, Any]:
+def selection(study: optuna.Study, best: optuna.trial.FrozenTrial) -> Selection:
     """Why ``best`` is the release: the study's mode, rule, and (Pareto mode) its front."""
     refused = {str(n): why for n, why in sorted(rejected(study).items())}
     among = "the feasible trials" + (" not refused at release" if refused else "")
@@ -321,7 +330,7 @@ def _export(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
                 staging / "pareto_front.png")
             figures["Utility against M: the feasible front and the released point"] = \
                 "pareto_front.png"
-        report_data = {
+        report_data: ReportData = {
             "rows": report.measure_rows(ev, ctx.cfg.risk, ctx.cfg.utility.metric),
             "trials_run": len(frame),
             "trials_feasible": int(frame["feasible"].sum()) if len(frame) else 0,
@@ -329,7 +338,7 @@ def _export(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
             "utility": _utility(ev, ctx, staging, figures), "figures": figures,
         }
         digest = sha256_file(staging / "synthetic.csv")
-        content = manifest(ev, ctx, best, digest, report_data) | {
+        content: Manifest = manifest(ev, ctx, best, digest, report_data) | {
             "selection": chosen, "audit": public(audited), "fakes": faked,
             "released_columns": list(map(str, released.columns)), "metadata_file": "metadata.json"}
         if ev.sets:

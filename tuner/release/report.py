@@ -21,6 +21,7 @@ import pandas as pd
 
 from tuner import measures
 from tuner.release import report_audit
+from tuner.release.manifest import Manifest, Selection
 from tuner.release.summary import summary
 from tuner.scoring.evaluation import Evaluation
 
@@ -79,7 +80,7 @@ def measure_rows(ev: Evaluation, risk_options: Any, utility_metric: str) -> list
     return [dict(r.__dict__) for r in rows]
 
 
-def _selection(chosen: dict[str, Any] | None) -> list[tuple[str, Any]]:
+def _selection(chosen: Selection | None) -> list[tuple[str, Any]]:
     """Why this trial was released (manifests written before the key existed have none)."""
     if not chosen:
         return []
@@ -106,7 +107,7 @@ def _fakes(fakes: dict[str, Any] | None) -> list[tuple[str, Any]]:
                 for c, f in fakes["columns"].items()]))]
 
 
-def _blocks(m: dict[str, Any]) -> list[tuple[str, Any]]:
+def _blocks(m: Manifest) -> list[tuple[str, Any]]:
     """The report as a list of (kind, content): h1, h2, p, pre, table (DataFrame), img (file)."""
     r, trial = m["report"], m["trial"]
     mem = m["membership"]
@@ -129,7 +130,7 @@ def _blocks(m: dict[str, Any]) -> list[tuple[str, Any]]:
                          if r.get("trials_refused") else "")),
             ("synthesiser", f"{m['synthesizer']}, parameters {json.dumps(m['params'])}, "
                             f"{m['threads']} thread(s), {m['device']}"),
-            ("randomness", (m.get("randomness") or {}).get("note", "not recorded")),
+            ("randomness", m["randomness"]["note"] if "randomness" in m else "not recorded"),
             ("config SHA-256", m["config_sha256"]),
         ], columns=["", "value"])),
         *_selection(m.get("selection")),
@@ -174,7 +175,7 @@ def _blocks(m: dict[str, Any]) -> list[tuple[str, Any]]:
     return out
 
 
-def markdown(m: dict[str, Any]) -> str:
+def markdown(m: Manifest) -> str:
     lines: list[str] = []
     for kind, content in _blocks(m):
         if kind == "h1":
@@ -199,7 +200,7 @@ def _inline(text: str) -> str:
     return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
 
 
-def page(m: dict[str, Any], folder: Path) -> str:
+def page(m: Manifest, folder: Path) -> str:
     """A self-contained HTML page: figures embedded as data URIs."""
     body: list[str] = []
     for kind, content in _blocks(m):
@@ -229,7 +230,7 @@ def page(m: dict[str, Any], folder: Path) -> str:
             + "\n".join(body) + "</body></html>\n")
 
 
-def write(folder: Path, m: dict[str, Any]) -> list[Path]:
+def write(folder: Path, m: Manifest) -> list[Path]:
     """``report.md`` and ``report.html`` in ``folder`` (which holds the manifest's figures)."""
     md, page_path = folder / "report.md", folder / "report.html"
     md.write_text(markdown(m))

@@ -9,6 +9,8 @@ from typing import Any
 
 import pandas as pd
 
+from tuner.release.manifest import Audit, Manifest
+
 ATTACK_NAMES = {"distance": "distance to the closest synthetic record",
                 "domias": "DOMIAS density ratio of synthetic to holdout data (van Breugel et "
                           "al. 2023)",
@@ -24,7 +26,7 @@ def _ci(pair: list[float] | None, fmt: str = "{:+.4f}") -> str:
     return "" if not pair else f" [{fmt.format(pair[0])}, {fmt.format(pair[1])}]"
 
 
-def _membership(a: dict[str, Any]) -> list[tuple[str, Any]]:
+def _membership(a: Audit) -> list[tuple[str, Any]]:
     mem, who = a["membership"], a["intruder"]
     if not mem.get("ran"):
         return [("p", f"**No membership audit ran**: {mem.get('why', 'not run')}.")]
@@ -84,7 +86,7 @@ def _membership(a: dict[str, Any]) -> list[tuple[str, Any]]:
     ]
 
 
-def _audit_set(a: dict[str, Any]) -> list[tuple[str, Any]]:
+def _audit_set(a: Audit) -> list[tuple[str, Any]]:
     check = a["audit_set"]
     if not check.get("available"):
         return [("p", f"**No sealed audit set**: {check['note']}.")]
@@ -133,7 +135,7 @@ def _identification(check: dict[str, Any]) -> list[tuple[str, Any]]:
             ("table", pd.DataFrame(rows))]
 
 
-def blocks(m: dict[str, Any]) -> list[tuple[str, Any]]:
+def blocks(m: Manifest) -> list[tuple[str, Any]]:
     """The report's audit section; empty for a manifest written before audits existed."""
     a = m.get("audit")
     if not a:

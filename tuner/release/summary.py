@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from tuner import measures
-from tuner.errors import InputError
 from tuner.measures.base import fmt
+from tuner.release.manifest import Constraint, Manifest, checked
 
 TITLE = "Summary for the review board"
 WIDTH = 98  # characters a line, so that the terminal's two-space indent fits in 100
@@ -33,7 +33,7 @@ def _num(value: Any) -> float:
         return math.nan
 
 
-def _release_line(m: Mapping[str, Any]) -> str:
+def _release_line(m: Manifest) -> str:
     gate, metrics = m.get("gate", {}), m.get("metrics", {})
     records = gate.get("released_records")
     utility = _num(metrics.get("utility"))
@@ -44,7 +44,7 @@ def _release_line(m: Mapping[str, Any]) -> str:
             + (f" ({metric})" if metric and math.isfinite(utility) else ""))
 
 
-def _trials_line(m: Mapping[str, Any]) -> list[str]:
+def _trials_line(m: Manifest) -> list[str]:
     r = m.get("report", {})
     if "trials_run" not in r:
         return []
@@ -53,16 +53,17 @@ def _trials_line(m: Mapping[str, Any]) -> list[str]:
             "constraint" + (f", {refused} of them refused at release" if refused else "")]
 
 
-def _threshold(m: Mapping[str, Any]) -> float:
+def _threshold(m: Manifest) -> float:
     return _num(m.get("config", {}).get("m_threshold",
                                         m.get("membership", {}).get("m_threshold")))
 
 
-def _membership_lines(m: Mapping[str, Any]) -> list[str]:
+def _membership_lines(m: Manifest) -> list[str]:
     """M against its threshold, and what the number means for this attack."""
     mem = m.get("membership", {})
     value = _num(mem.get("m", m.get("metrics", {}).get("m")))
-    passed = m.get("constraints", {}).get("m", {}).get("passed")
+    constraint = m.get("constraints", {}).get("m")
+    passed = None if constraint is None else constraint.get("passed")
     verdict = "" if passed is None else (": passed" if passed else ": FAILED")
     low, high = _num(mem.get("m_spread_low")), _num(mem.get("m_spread_high"))
     level, repeats = _num(mem.get("m_spread_level")), _num(mem.get("repeats"))
@@ -81,7 +82,7 @@ def _membership_lines(m: Mapping[str, Any]) -> list[str]:
             f"training data, M = 1 always right)", *_interval_lines(m, spread)]
 
 
-def _interval_lines(m: Mapping[str, Any], spread: str) -> list[str]:
+def _interval_lines(m: Manifest, spread: str) -> list[str]:
     """M's confidence interval with its level and what it covers; the attack-set spread under
     its own name (an older manifest without the interval: the spread alone, named as such)."""
     mem = m.get("membership", {})
@@ -100,7 +101,7 @@ def _interval_lines(m: Mapping[str, Any], spread: str) -> list[str]:
     return lines
 
 
-def _ceiling_lines(m: Mapping[str, Any]) -> list[str]:
+def _ceiling_lines(m: Manifest) -> list[str]:
     """The copy ceiling, and whether M can bind at all (the warning's reason when not)."""
     mem, threshold = m.get("membership", {}), _threshold(m)
     ceiling = _num(m.get("metrics", {}).get("m_copy_ceiling"))
@@ -122,7 +123,7 @@ def _ceiling_lines(m: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _constraint_line(name: str, outcome: Mapping[str, Any], m: Mapping[str, Any],
+def _constraint_line(name: str, outcome: Constraint, m: Manifest,
                      width: int) -> str:
     """``name  metric = value <= limit (key): passed`` for one constraint of the manifest."""
     value = _num(outcome.get("value"))
@@ -141,8 +142,8 @@ def _constraint_line(name: str, outcome: Mapping[str, Any], m: Mapping[str, Any]
             + (f" ({option})" if option else "") + f": {verdict}")
 
 
-def _constraint_lines(m: Mapping[str, Any]) -> list[str]:
-    constraints: Mapping[str, Any] = m.get("constraints", {})
+def _constraint_lines(m: Manifest) -> list[str]:
+    constraints = m.get("constraints", {})
     if not constraints:
         return ["Constraints: none in this manifest"]
     failed = [k for k, v in constraints.items() if not v.get("passed")]
@@ -153,7 +154,7 @@ def _constraint_lines(m: Mapping[str, Any]) -> list[str]:
     return [head, *(_constraint_line(k, v, m, width) for k, v in constraints.items())]
 
 
-def summary(manifest: Mapping[str, Any]) -> list[str]:
+def summary(manifest: Manifest) -> list[str]:
     """The summary block of a release, as lines of plain text (no trailing newlines).
 
     Read from ``manifest`` alone (``manifest.json`` as :mod:`tuner.release.export` writes it; keys
@@ -161,10 +162,7 @@ def summary(manifest: Mapping[str, Any]) -> list[str]:
     appears only when the manifest has an ``audit`` entry (a mapping with ``verdict`` and
     ``summary``); without one nothing is said about an audit.
     """
-    for key in ("study", "trial", "synthesizer"):
-        if key not in manifest:
-            raise InputError(f"not a release manifest: it has no {key!r} (keys: "
-                             f"{sorted(manifest)})")
+    checked(manifest)  # a clear error for what is not one (older ones say less)
     lines = [_release_line(manifest), *_trials_line(manifest), *_membership_lines(manifest),
              *_ceiling_lines(manifest), *_constraint_lines(manifest)]
     audit = manifest.get("audit")
