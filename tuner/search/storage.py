@@ -134,10 +134,13 @@ def open_study(ctx: Context, worker: int = 0) -> optuna.Study:
         secret.record_new(ctx.output, ctx.cfg.study.name, ctx.secret, seed=ctx.cfg.study.seed,
                           public_seed=ctx.secret is None,
                           identity=secret.identity(ctx.cfg, ctx.fingerprint))
-        study.set_user_attr(attrs.DATA_FINGERPRINT, fp)
         study.set_user_attr(attrs.STUDY_SEED, ctx.cfg.study.seed)
         study.set_user_attr(attrs.N_TRAIN, len(ctx.split.train))
         study.set_user_attr(stored_split.SPLIT_ATTR, ctx.split_record())
+        # the fingerprint last: it marks the study as made, so a worker reading it meanwhile
+        # (stored_split.recorded_split) finds no study, never one without its split (which
+        # would read as made before sealed audit sets, and refuse this split as another)
+        study.set_user_attr(attrs.DATA_FINGERPRINT, fp)
     elif secret.decode(study.user_attrs.get(attrs.SECRET), "the study's storage") != ctx.secret:
         raise SecretChanged(
             f"study {ctx.cfg.study.name!r} in {ctx.storage_url} was made by another process "

@@ -184,3 +184,32 @@ def test_the_dashboard_hides_the_secret_and_the_audits():
         assert attrs["n_train"] == 10
         assert "ab" * 16 not in str(attrs) and "'seed'" not in str(attrs)
     assert study._storage.get_study_user_attrs(sid)["secret"] == "ab" * 16  # stored as it was
+
+
+def test_a_worker_reading_a_study_being_made_finds_none_or_the_whole_one(tiny_config,
+                                                                          monkeypatch):
+    """Workers started together: one makes the study, writing its attributes one at a time;
+    another reads it between two writes (prepare's recorded_split). It must find no study
+    (then it retries with the maker's secret) or the whole one, never a study without its
+    split, which reads as made before sealed audit sets and refuses the split as another
+    (seen once in a full run under load: exit 2, "split its data otherwise")."""
+    import optuna
+
+    from tuner.search.context import prepare
+    from tuner.search.storage import open_study
+    from tuner.search.stored_split import recorded_split
+
+    ctx = prepare(tiny_config())
+    seen = []
+    write = optuna.Study.set_user_attr
+
+    def write_then_read(study, key, value):
+        write(study, key, value)
+        seen.append((key, recorded_split(ctx.storage_url, ctx.cfg.study.name)))
+
+    monkeypatch.setattr(optuna.Study, "set_user_attr", write_then_read)
+    open_study(ctx)
+    assert len(seen) >= 4
+    for key, found in seen:
+        assert found is None or not found.get("legacy"), (key, found)
+    assert seen[-1][1] is not None and seen[-1][1]["audit_fraction"] == ctx.cfg.data.audit_fraction
