@@ -79,7 +79,7 @@ def test_an_internal_error_in_the_release_path_is_a_traceback(released, monkeypa
     assert "error:" not in capsys.readouterr().err
 
 
-@pytest.mark.slow  # the module's released study (12 s) is made for the slow tests only
+@pytest.mark.slow  # every test of the module's released study (25 s) is slow
 @pytest.mark.parametrize("exc", [InputError("audit.targets = 0: expected >= 1")],
                          ids=["InputError"])
 def test_bad_input_met_in_the_release_path_is_one_line_with_exit_2(released, monkeypatch,
@@ -106,6 +106,7 @@ def test_a_bug_in_a_process_exits_1_with_a_traceback(released, tmp_path):
     assert done.stderr.strip().splitlines()[-1] == "ValueError: broken invariant"
 
 
+@pytest.mark.slow  # the released study again (25 s, made in each xdist worker that runs one)
 @pytest.mark.parametrize(("exc", "said"), [
     (OSError(28, "No space left on device"), "Free the space"),
     (ConnectionRefusedError(111, "Connection refused"), "can be reached"),
@@ -118,6 +119,7 @@ def test_a_fault_of_the_machine_is_one_line_with_exit_1_and_advice_that_fits(
     assert len(err.strip().splitlines()) == 1 and said in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_another_os_error_is_a_traceback_not_advice_about_the_disk(released, monkeypatch):
     # "free the space or fix permissions" was said for any OSError, a bug's included
     exc = OSError(9, "Bad file descriptor")
