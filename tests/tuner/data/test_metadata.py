@@ -386,3 +386,37 @@ def test_a_secret_study_s_release_made_again_in_another_process_is_the_same_file
     assert done.returncode == 0, done.stderr[-2000:]
     assert released.read_bytes() == first
     assert pd.read_csv(released, dtype=str)["SSN"].str.fullmatch(SHAPES["SSN"]).all()
+
+
+@pytest.mark.slow
+def test_a_partially_synthetic_release_holds_fakes_too(tmp_path):
+    """Partial synthesis with SDV metadata: the kept columns are the training records' own
+    values (row i is training record i), the synthesised ones are drawn, and the fake columns
+    are fake in every row all the same, none equal to a real value."""
+    import tuner
+
+    real = patients(300, seed=11)
+    real.to_csv(tmp_path / "patients.csv", index=False)
+    spec = _study(tmp_path, tmp_path / "patients.csv", _write(tmp_path, _single()),
+                  audit=False)
+    synthesized = ["HEALTHCARE_EXPENSES", "HEALTHCARE_COVERAGE"]
+    spec["study"] |= {"synthesizers": ["cart"], "synthesize": synthesized}
+    spec["risk"] |= {"identification_radius": 0.05, "identification_relative_radius": True}
+    spec["space"] = {"cart": {"min_samples_leaf": [20, 40]}}
+    study = tuner.tune(spec)
+    folder = study.release_folder
+    assert folder is not None
+    released = pd.read_csv(folder / "synthetic.csv", dtype=str)
+    assert list(released.columns) == list(real.columns)
+    _no_real_value_in(folder, real, ["Id", "SSN", "DRIVERS", "PASSPORT", "ADDRESS"])
+    split = json.loads((tmp_path / "out" / "split.json").read_text())
+    train = real.astype(str).iloc[split["train_rows"]].reset_index(drop=True)
+    kept = ["BIRTHDATE", "PREFIX", "CITY", "COUNTY", "ZIP", "LAT", "LON"]
+    assert len(released) == len(train)
+    pd.testing.assert_frame_equal(released[["PREFIX", "CITY", "COUNTY"]],
+                                  train[["PREFIX", "CITY", "COUNTY"]])
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["partial"]["synthesized"] == synthesized
+    assert set(kept) <= set(manifest["partial"]["kept"])
+    assert not set(FAKED) & set(manifest["partial"]["kept"])
+    assert sorted(manifest["fakes"]["columns"]) == sorted(FAKED)
