@@ -27,7 +27,7 @@ them with what to do (:func:`quasi_warnings`).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -152,7 +152,8 @@ class _Text:
         return float((hits & where).mean() if where is not None else hits.mean())
 
 
-def _shaped(said: str, pattern: str):  # type: ignore[no-untyped-def]
+def _shaped(said: str, pattern: str) -> Callable[[_Text], str | None]:
+    """The check that values have one of :data:`SHAPES`."""
     compiled = re.compile(pattern)
 
     def check(text: _Text) -> str | None:
@@ -311,6 +312,17 @@ def quasi_warnings(frame: pd.DataFrame, *, keys: Sequence[str] | None = None) ->
             "matches on them" for columns, held, coarser in found if columns]
 
 
+def check_declared(identifiers: Sequence[str], names: Sequence[str]) -> None:
+    """:class:`ConfigError` when ``[data] identifiers`` names a column the data (``names``)
+    lack, or every column: whether they are dropped from a table or never read from a file."""
+    unknown = [c for c in identifiers if c not in names]
+    if unknown:
+        raise ConfigError(f"data.identifiers names column(s) {unknown} that the data do not "
+                          f"have; the data's columns are {list(names)}")
+    if identifiers and not set(names) - set(identifiers):
+        raise ConfigError("data.identifiers names every column: nothing is left to synthesise")
+
+
 def drop_identifiers(frame: pd.DataFrame, *, identifiers: Sequence[str],
                      keep_as_data: Sequence[str], keys: Sequence[str] | None,
                      not_pii: Sequence[str] = ()) -> tuple[pd.DataFrame, list[str]]:
@@ -322,13 +334,8 @@ def drop_identifiers(frame: pd.DataFrame, *, identifiers: Sequence[str],
     :class:`ConfigError` naming every undeclared column found by :func:`findings` (columns in
     ``keep_as_data`` are not judged)."""
     declared = list(identifiers)
-    unknown = [c for c in declared if c not in frame.columns]
-    if unknown:
-        raise ConfigError(f"data.identifiers names column(s) {unknown} that the data do not "
-                          f"have; the data's columns are {list(map(str, frame.columns))}")
+    check_declared(declared, list(map(str, frame.columns)))
     rest = frame.drop(columns=declared) if declared else frame  # drop copies every column
-    if rest.shape[1] == 0:
-        raise ConfigError("data.identifiers names every column: nothing is left to synthesise")
     kept = tuple(keep_as_data) + tuple(not_pii)
     # uniqueness counted once on the whole table, for the refusal and the warnings, and only
     # for the columns neither found by a look nor kept (a found one is refused anyway)

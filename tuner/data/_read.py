@@ -19,6 +19,7 @@ import pandas as pd
 from sdv.metadata import Metadata
 
 import risk
+from tuner.data._identifiers import check_declared
 from tuner.errors import ConfigError, InputError
 
 TABLE = "table"
@@ -88,7 +89,7 @@ def read_table(
     if str(path).startswith("builtin:"):
         frame = read_builtin(str(path))
         frame = frame[columns] if columns else frame
-        _check_skip(skip, list(map(str, frame.columns)))
+        check_declared(skip, list(map(str, frame.columns)))
         return frame.drop(columns=list(skip)) if skip else frame
     if not path.exists():
         raise FileNotFoundError(f"data file {str(path)!r} does not exist")
@@ -96,7 +97,7 @@ def read_table(
     if suffix in (".csv", ".data", ".test", ".txt"):
         try:
             names = _check_csv_shape(path, header_names)
-            _check_skip(skip, columns or names)
+            check_declared(skip, columns or names)
             frame = pd.read_csv(
                 path, header=None if header_names else "infer", names=header_names,
                 na_values=missing_values or None, skipinitialspace=True,
@@ -114,7 +115,7 @@ def read_table(
     elif suffix in (".parquet", ".pq"):
         try:
             names = _parquet_columns(path) if skip else []
-            _check_skip(skip, columns or names)
+            check_declared(skip, columns or names)
             frame = pd.read_parquet(path, columns=[c for c in names if c not in skip] or None)
         except ConfigError:  # a ValueError too: said as itself, not as an unreadable file
             raise
@@ -145,17 +146,6 @@ def _parquet_columns(path: Path) -> list[str]:
     import pyarrow.parquet as pq
 
     return [c for c in pq.read_schema(path).names if not c.startswith("__index_level_")]
-
-
-def _check_skip(skip: Sequence[str], names: Sequence[str]) -> None:
-    """:class:`ConfigError` when ``[data] identifiers`` names a column the data lack, or every
-    column."""
-    unknown = [c for c in skip if c not in names]
-    if unknown:
-        raise ConfigError(f"data.identifiers names column(s) {unknown} that the data do not "
-                          f"have; the data's columns are {list(names)}")
-    if skip and not set(names) - set(skip):
-        raise ConfigError("data.identifiers names every column: nothing is left to synthesise")
 
 
 def frame_problems(frame: pd.DataFrame) -> list[str]:

@@ -137,8 +137,7 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
     if declared is not None:
         frame = follow(declared, frame, first_line=first_line)
     d = cfg.data
-    frame, warnings = drop_identifiers(frame, identifiers=[c for c in d.identifiers
-                                                           if c not in skipped],
+    frame, warnings = drop_identifiers(frame, identifiers=() if skipped else d.identifiers,
                                        keep_as_data=d.keep_as_data, keys=d.keys,
                                        not_pii=declared.not_pii if declared else ())
     for warning in warnings:

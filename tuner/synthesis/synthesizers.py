@@ -88,7 +88,7 @@ def failing_as_trial(name: str, params: dict[str, Any]) -> Iterator[None]:
         yield
     except TrialFailed:
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any library's error in a fit is the trial's, wrapped with its cause
         if fault_of(exc) is not None:
             raise
         # the parameters are the trial's own record; left out here, the same failure reads
