@@ -82,7 +82,12 @@ def test_smoke_run_with_cart(tmp_path):
 
 @pytest.mark.slow
 def test_smoke_run_of_every_family(tmp_path):
-    families = [f for f in run.FAMILIES if not run.SYNTHESIZERS[f].missing()]
+    # MST and AIM left out: the experiment treats them as every family that conditions by
+    # rejection (the three GANs here), their partial draws are tested in
+    # tests/tuner/synthesis/test_partial.py, and their fits took 150 s of this test's 270
+    families = [f for f in run.FAMILIES
+                if not run.SYNTHESIZERS[f].missing() and not run.SYNTHESIZERS[f].private]
+    assert {run.SYNTHESIZERS[f].conditioning for f in families} == {"native", "reject"}
     results = _smoke(tmp_path, families)
     trials = pd.read_csv(results / "trials.csv")
     assert sorted(set(trials["synthesizer"])) == sorted(families)

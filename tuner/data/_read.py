@@ -13,14 +13,17 @@ import hashlib
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from sdv.metadata import Metadata
 
 import risk
 from tuner.data._identifiers import check_declared
 from tuner.errors import ConfigError, InputError
+
+if TYPE_CHECKING:  # SDV (5 s of imports) only where a synthesiser needs its metadata
+    from sdv.metadata import Metadata
 
 TABLE = "table"
 CATEGORY_LIMIT = 20
@@ -276,5 +279,7 @@ def sdtype(series: pd.Series) -> str:
 
 def metadata_for(frame: pd.DataFrame) -> Metadata:
     """SDV metadata holding only column names and sdtypes (no values, no keys)."""
+    from sdv.metadata import Metadata
+
     columns = {str(c): {"sdtype": sdtype(frame[c])} for c in frame.columns}
     return Metadata.load_from_dict({"tables": {TABLE: {"columns": columns}}})

@@ -314,8 +314,10 @@ def test_the_audit_refuses_a_planted_leak_the_gate_lets_through(tmp_path, memori
 
 @pytest.mark.slow
 def test_a_gaussian_copula_release_on_adult_passes_the_audit(tmp_path):
-    # the default decision and the default game size (20 targets x 100 shadows), shared
-    audit_keys = '[audit]\nshadow_size = 200\njobs = 1\ndesign = "shared"\n'
+    # the default decision and the default game size (20 targets x 100 shadows), shared; the
+    # normal margins fit in a third of a second, beta's in a second (100 refits each audit)
+    audit_keys = ('[audit]\nshadow_size = 200\njobs = 1\ndesign = "shared"\n'
+                  '[space.gaussian_copula]\ndefault_distribution = ["norm"]\n')
     tuned = tuner.tune(_adult_config(tmp_path, ["gaussian_copula"], "clean", audit_keys))
     assert tuned.released_trial is not None
     audit = _release_audit(tuned.output)
