@@ -21,3 +21,8 @@ if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
     # JAX caches only compilations over 1 s by default; here most take 0.1 to 0.2 s
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
+
+# the empty MLflow store new studies start from (tuner/search/_empty_store.py): one per test
+# session's machine, away from the user's own cache
+os.environ.setdefault("RISK_TUNER_CACHE",
+                      str(Path(tempfile.gettempdir()) / f"risk-tuner-tests-{getpass.getuser()}"))

@@ -6,7 +6,8 @@ trial (the objective), K workers with progress, and what workers coordinate thro
 worker slots, faults of the machine).
 Modules: ``context``, ``secret``, ``stored_split``, ``tracking``, ``budget``, ``trials``,
 ``pareto``, ``storage``, ``database``, ``locks``, ``objective``, ``study``, ``_plots`` (the
-risk-utility map and the history).
+risk-utility map and the history), ``_empty_store`` (a new MLflow store copied from an empty
+one).
 """
 
 from __future__ import annotations

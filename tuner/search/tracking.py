@@ -42,6 +42,7 @@ from matplotlib.figure import Figure
 
 from tuner._common.faults import Uninterrupted
 from tuner.config import ConfigError
+from tuner.search._empty_store import start_from_empty
 from tuner.search.budget import pid_alive
 
 RELEASED_TAG = "released"
@@ -150,6 +151,8 @@ class Tracker:
         self._given: dict[str, str] = {}  # name logged -> name given
         self._renamed: dict[str, dict[str, str]] = {}  # per run: logged -> given
         check_reachable(uri)
+        if uri == local_uri(output):  # a new store: a copy of MLflow's empty one (2-5 s less)
+            start_from_empty(output / "mlflow.db", (output / "mlartifacts").resolve())
         try:
             with _one_try(is_remote(uri)):
                 # each call whole: a Ctrl-C inside a write would leave SQLite locked

@@ -313,3 +313,55 @@ def test_a_ctrl_c_inside_a_tracking_write_takes_effect_after_it(store):
     data = _logged(tracker, run)
     assert data.params["whole"] == "yes" and data.metrics["m"] == 1.0  # the write was whole
     assert tracker.client.get_run(run).info.status == "KILLED"
+
+
+def _schema(db) -> tuple[list, list]:
+    import sqlite3
+
+    con = sqlite3.connect(db)
+    try:
+        return (sorted(con.execute("SELECT type, name, sql FROM sqlite_master")),
+                con.execute("SELECT version_num FROM alembic_version").fetchall())
+    finally:
+        con.close()
+
+
+def test_a_new_store_is_the_empty_store_mlflow_makes_with_its_own_artifacts(tmp_path,
+                                                                            monkeypatch):
+    from mlflow.tracking import MlflowClient
+
+    from tuner.search import _empty_store
+
+    monkeypatch.setenv(_empty_store.CACHE_ENV, str(tmp_path / "cache"))
+    by_mlflow = tmp_path / "mlflow-made.db"
+    MlflowClient(tracking_uri=f"sqlite:///{by_mlflow}").search_experiments()
+    out = tmp_path / "out"
+    out.mkdir()
+    tracker = Tracker(f"sqlite:///{(out / 'mlflow.db').resolve()}", "study", out)
+    assert (tmp_path / "cache").is_dir()  # it was copied, not built by MLflow here
+    assert _schema(out / "mlflow.db") == _schema(by_mlflow)  # every table, one revision
+    default = tracker.client.get_experiment("0")
+    assert default.artifact_location == str(out.resolve() / "mlartifacts" / "0")
+    assert default.lifecycle_stage == "deleted"  # empty, so deleted as before
+    run = tracker.client.create_run(tracker.experiment_id).info.run_id
+    tracker.client.log_metric(run, "m", 0.1)
+    assert tracker.client.get_run(run).data.metrics == {"m": 0.1}
+    assert sorted(p.name for p in out.iterdir()) == ["mlartifacts", "mlflow.db"]  # no part left
+
+
+def test_an_existing_store_is_never_replaced_and_a_cache_that_fails_leaves_it_to_mlflow(
+        tmp_path, monkeypatch):
+    from tuner.search import _empty_store
+
+    db = tmp_path / "mlflow.db"
+    db.write_bytes(b"someone's store")
+    assert not _empty_store.start_from_empty(db, tmp_path / "mlartifacts")
+    assert db.read_bytes() == b"someone's store"
+    (tmp_path / "file").write_text("")  # a cache folder that cannot be made: a file is there
+    monkeypatch.setenv(_empty_store.CACHE_ENV, str(tmp_path / "file" / "cache"))
+    out = tmp_path / "out"
+    out.mkdir()
+    assert not _empty_store.start_from_empty(out / "mlflow.db", out / "mlartifacts")
+    assert not (out / "mlflow.db").exists()
+    tracker = Tracker(f"sqlite:///{(out / 'mlflow.db').resolve()}", "study", out)  # MLflow's own
+    assert tracker.client.get_experiment(tracker.experiment_id).name == "study"
