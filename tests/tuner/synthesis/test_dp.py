@@ -233,3 +233,30 @@ def test_run_without_the_extra_stops_before_any_trial(tmp_path, monkeypatch, cap
     err = capsys.readouterr().err
     assert "'mst'" in err and "`dp` extra" in err and "Traceback" not in err
     assert not (tmp_path / "out" / "study.db").exists()  # no study was started
+
+
+@pytest.mark.slow
+@needs_dp
+def test_a_private_family_is_released_with_the_trials_own_data(tmp_path):
+    # an MST study with a secret (its noise keyed with the study's secret, never a seed): the
+    # release fits MST again and must find the trial's data fingerprint, else it refuses. The
+    # audit is off here (16 MST refits, 150 s); the audit of any family is tested elsewhere
+    import json
+
+    import tuner
+    from tests.tuner.conftest import write_config
+    from tuner.search.trials import DATA_SHA256_ATTR
+
+    columns = ["age", "yrs_married", "children", "religious", "affairs"]
+    path = write_config(tmp_path, synthesizers=("mst",), n_trials=1,
+                        extra="[audit]\nenabled = false\nrequired = false\n")
+    path.write_text(path.read_text().replace(
+        "train_fraction = 0.5", f"train_fraction = 0.5\ncolumns = {json.dumps(columns)}"))
+    tuned = tuner.tune(path)
+    manifest = json.loads((tuned.release_folder / "manifest.json").read_text())
+    assert manifest["synthesizer"] == "mst" and manifest["randomness"]["secret"]
+    trial = tuned.optuna_study.trials[tuned.released_trial]
+    assert len(trial.user_attrs[DATA_SHA256_ATTR]) == 64  # what the release found again
+    released = pd.read_csv(tuned.release_folder / manifest["synthetic_file"])
+    assert list(released.columns) == columns
+    assert 0 < len(released) == manifest["gate"]["released_records"] <= manifest["split"]["n_train"]
