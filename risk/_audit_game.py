@@ -145,7 +145,8 @@ def play(plan: Plan, runs: list[Run], fit_sample: Callable[[pd.DataFrame, int], 
     if progress:
         progress(0, len(runs))
     # more processes than cores or fits never help (and 10**30 of them overflowed joblib)
-    workers = n_jobs if n_jobs == -1 else max(1, min(n_jobs, len(runs), os.cpu_count() or 1))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    workers = n_jobs if n_jobs == -1 else max(1, min(n_jobs, len(runs), cores or 1))
     results = Parallel(n_jobs=workers, return_as="generator_unordered")(tasks())
     for done, (i, feats) in enumerate(results, start=1):
         out[i] = feats

@@ -22,7 +22,7 @@
   its release is its trial of highest U (not refitted: the same data its score saw), the
   constraints judged afterwards. pysdg itself has no distribution on the package index here.
 
-Every method fits with one torch thread. The product gives its worker ``os.cpu_count() //
+Every method fits with one torch thread. The product gives its worker ``usable cores //
 workers`` threads (``tuner.search.study.threads_per_worker``: 2 here); with another job on the 2
 cores
 that made a 10-epoch CTGAN fit on 2,500 Adult records take 206 s instead of 6.9 s with one

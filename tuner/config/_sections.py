@@ -90,7 +90,7 @@ class AuditConfig:
                                       "smaller)")
     design: str = key("auto", help='"per_target", "shared", or "auto": per target when it fits '
                                    "in max_minutes")
-    jobs: int = key(0, help="processes for the refits; 0: every core of this machine")
+    jobs: int = key(0, help="processes for the refits; 0: every core this process may use")
     tpr_limit: float = key(0.05, help="the upper 95 % bound of the pooled TPR at 1 % FPR a "
                                       "release may reach")
     backend: str = key("local", help='where the refits run: "local" (jobs processes here) or '

@@ -31,7 +31,6 @@ import dataclasses
 import hashlib
 import json
 import math
-import os
 import time
 import warnings
 from typing import Any
@@ -43,6 +42,7 @@ from tqdm import tqdm
 
 import risk
 from tuner._common import attrs
+from tuner._common.seeding import usable_cores
 from tuner.measures.gate import remove_replicated_uniques
 from tuner.release import audit_backend
 from tuner.release.audit_set import audit_set_check, refusal, winners_curse
@@ -104,7 +104,7 @@ def _targets(ctx: Context) -> int:
 
 
 def _jobs(ctx: Context) -> int:
-    return ctx.cfg.audit.jobs or os.cpu_count() or 1
+    return ctx.cfg.audit.jobs or usable_cores()
 
 
 def plan(ctx: Context, family: ReleasedFamily, size: int, seed: int) -> Plan:

@@ -25,6 +25,7 @@ from optuna.trial import FrozenTrial
 
 from tuner._common.faults import Fault
 from tuner._common.quiet import quiet_libraries
+from tuner._common.seeding import usable_cores
 from tuner.config import Config
 from tuner.errors import TrialFailed
 from tuner.search import _plots as plots
@@ -43,8 +44,9 @@ from tuner.search.trials import best_feasible, is_pareto, loss_of, pareto_choice
 
 
 def threads_per_worker(workers: int) -> int:
-    """torch threads of each worker: the cores shared out (recorded with every trial)."""
-    return max(1, (os.cpu_count() or 1) // workers)
+    """torch threads of each worker: the usable cores shared out (recorded with every
+    trial)."""
+    return max(1, usable_cores() // workers)
 
 
 def _reap(study: optuna.Study, tracker: Tracker) -> None:
