@@ -26,3 +26,16 @@ if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
 # session's machine, away from the user's own cache
 os.environ.setdefault("RISK_TUNER_CACHE",
                       str(Path(tempfile.gettempdir()) / f"risk-tuner-tests-{getpass.getuser()}"))
+
+
+def pytest_configure(config) -> None:  # noqa: ANN001
+    """Each xdist worker (and every process it starts) runs on its own share of the cores, so a
+    test's torch, BLAS and audit processes count that share (tuner._common.seeding.usable_cores)
+    instead of running 2 threads on a core the other worker also runs on."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None or not hasattr(os, "sched_setaffinity"):
+        return
+    cores = sorted(os.sched_getaffinity(0))
+    count, me = int(workerinput["workercount"]), int(workerinput["workerid"].removeprefix("gw"))
+    if count > 1 and len(cores) >= count:
+        os.sched_setaffinity(0, cores[me % count::count])
