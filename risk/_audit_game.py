@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import Parallel, cpu_count, delayed
 from sklearn.ensemble import RandomForestClassifier
 
 from risk._audit_attacks import features
@@ -145,8 +144,8 @@ def play(plan: Plan, runs: list[Run], fit_sample: Callable[[pd.DataFrame, int], 
     if progress:
         progress(0, len(runs))
     # more processes than cores or fits never help (and 10**30 of them overflowed joblib)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    workers = n_jobs if n_jobs == -1 else max(1, min(n_jobs, len(runs), cores or 1))
+    # (the cores this process may use: joblib counts CPU affinity and a container's quota)
+    workers = n_jobs if n_jobs == -1 else max(1, min(n_jobs, len(runs), cpu_count()))
     results = Parallel(n_jobs=workers, return_as="generator_unordered")(tasks())
     for done, (i, feats) in enumerate(results, start=1):
         out[i] = feats

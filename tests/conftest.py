@@ -30,7 +30,7 @@ os.environ.setdefault("RISK_TUNER_CACHE",
 
 def pytest_configure(config) -> None:  # noqa: ANN001
     """Each xdist worker (and every process it starts) runs on its own share of the cores, so a
-    test's torch, BLAS and audit processes count that share (tuner._common.seeding.usable_cores)
+    test's torch, BLAS and audit processes count that share (joblib.cpu_count reads the affinity)
     instead of running 2 threads on a core the other worker also runs on."""
     workerinput = getattr(config, "workerinput", None)
     if workerinput is None or not hasattr(os, "sched_setaffinity"):

@@ -28,20 +28,31 @@ def test_a_fit_gives_the_same_data_whatever_the_blas_thread_count():
 
 
 def test_threads_and_audit_processes_count_the_cores_this_process_may_use(monkeypatch):
-    # a container given 2 of a host's 64 cores: its affinity, not the host's count
+    # a container given 2 of a host's 64 cores: its affinity (joblib.cpu_count reads it), not
+    # the host's count; in the audit game too
     from types import SimpleNamespace
 
-    from tuner._common import seeding
+    import risk._audit_game as game
     from tuner.release.audit import _jobs
     from tuner.search.study import threads_per_worker
 
     monkeypatch.setattr(os, "cpu_count", lambda: 64)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3, 7}, raising=False)
-    assert seeding.usable_cores() == 2
     assert threads_per_worker(1) == 2 and threads_per_worker(2) == 1 and threads_per_worker(4) == 1
     ctx = SimpleNamespace(cfg=SimpleNamespace(audit=SimpleNamespace(jobs=0)))
     assert _jobs(ctx) == 2  # type: ignore[arg-type]
     ctx.cfg.audit.jobs = 5
     assert _jobs(ctx) == 5  # type: ignore[arg-type]
-    monkeypatch.delattr(os, "sched_getaffinity", raising=False)  # macOS, Windows: every core
-    assert seeding.usable_cores() == 64 and threads_per_worker(2) == 32
+    started = []
+
+    class Parallel:  # what play asks joblib for
+        def __init__(self, n_jobs, **kwargs):  # noqa: ANN001, ANN003
+            started.append(n_jobs)
+
+        def __call__(self, tasks):  # noqa: ANN001, ANN204
+            return iter(())
+
+    monkeypatch.setattr(game, "Parallel", Parallel)
+    game.play(None, [None] * 10, None, None, None, None, None,  # type: ignore[arg-type]
+              n_jobs=8, progress=None)
+    assert started == [2]

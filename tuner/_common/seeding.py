@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import random
 import secrets
 from collections.abc import Iterator
@@ -68,15 +67,6 @@ def noise_key(seed: int, *path: int, secret: int | None = None) -> int | None:
     the mechanism's coins are private); a 32-bit seed can be searched exhaustively by anyone
     who can run the fit, a 128-bit key derived from the secret cannot."""
     return None if secret is None else _keyed(secret, seed, path, SECRET_BITS // 8)
-
-
-def usable_cores() -> int:
-    """The cores this process may run on: its CPU affinity (``taskset``, a container's cpuset)
-    where the platform has one, else every core. ``os.cpu_count()`` counts the host's: in a
-    container given 2 of 64 cores, torch would have run 64 threads on 2."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return os.cpu_count() or 1
 
 
 @contextlib.contextmanager

@@ -35,6 +35,7 @@ import time
 import warnings
 from typing import Any
 
+import joblib
 import numpy as np
 import optuna
 import pandas as pd
@@ -42,7 +43,6 @@ from tqdm import tqdm
 
 import risk
 from tuner._common import attrs
-from tuner._common.seeding import usable_cores
 from tuner.measures.gate import remove_replicated_uniques
 from tuner.release import audit_backend
 from tuner.release.audit_set import audit_set_check, refusal, winners_curse
@@ -104,7 +104,7 @@ def _targets(ctx: Context) -> int:
 
 
 def _jobs(ctx: Context) -> int:
-    return ctx.cfg.audit.jobs or usable_cores()
+    return ctx.cfg.audit.jobs or joblib.cpu_count()  # the cores this process may use
 
 
 def plan(ctx: Context, family: ReleasedFamily, size: int, seed: int) -> Plan:

@@ -20,12 +20,12 @@ import socket
 import time
 from typing import Any
 
+import joblib
 import optuna
 from optuna.trial import FrozenTrial
 
 from tuner._common.faults import Fault
 from tuner._common.quiet import quiet_libraries
-from tuner._common.seeding import usable_cores
 from tuner.config import Config
 from tuner.errors import TrialFailed
 from tuner.search import _plots as plots
@@ -44,9 +44,10 @@ from tuner.search.trials import best_feasible, is_pareto, loss_of, pareto_choice
 
 
 def threads_per_worker(workers: int) -> int:
-    """torch threads of each worker: the usable cores shared out (recorded with every
-    trial)."""
-    return max(1, usable_cores() // workers)
+    """torch threads of each worker: the cores this process may use shared out (recorded with
+    every trial). joblib counts them: CPU affinity and a container's CPU quota, where
+    ``os.cpu_count()`` counts the host's (64 torch threads on a container's 2 cores)."""
+    return max(1, joblib.cpu_count() // workers)
 
 
 def _reap(study: optuna.Study, tracker: Tracker) -> None:

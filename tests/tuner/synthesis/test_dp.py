@@ -256,7 +256,8 @@ def test_a_private_family_is_released_with_the_trials_own_data(tmp_path):
     manifest = json.loads((tuned.release_folder / "manifest.json").read_text())
     assert manifest["synthesizer"] == "mst" and manifest["randomness"]["secret"]
     trial = tuned.optuna_study.trials[tuned.released_trial]
-    assert len(trial.user_attrs[DATA_SHA256_ATTR]) == 64  # what the release found again
+    # recorded, so the release compared the refit's data with it (not an older trial's evidence)
+    assert len(trial.user_attrs[DATA_SHA256_ATTR]) == 64
     released = pd.read_csv(tuned.release_folder / manifest["synthetic_file"])
     assert list(released.columns) == columns
     assert 0 < len(released) == manifest["gate"]["released_records"] <= manifest["split"]["n_train"]
