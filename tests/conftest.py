@@ -15,6 +15,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from tests.cores import pin_worker
+
 if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
     _cache = Path(tempfile.gettempdir()) / f"risk-tuner-tests-jax-{getpass.getuser()}"
     os.environ["JAX_COMPILATION_CACHE_DIR"] = str(_cache)
@@ -29,13 +31,8 @@ os.environ.setdefault("RISK_TUNER_CACHE",
 
 
 def pytest_configure(config) -> None:  # noqa: ANN001
-    """Each xdist worker (and every process it starts) runs on its own share of the cores, so a
-    test's torch, BLAS and audit processes count that share (joblib.cpu_count reads the affinity)
-    instead of running 2 threads on a core the other worker also runs on."""
+    """Each xdist worker on its own share of the cores (tests/cores.py says why)."""
     workerinput = getattr(config, "workerinput", None)
-    if workerinput is None or not hasattr(os, "sched_setaffinity"):
-        return
-    cores = sorted(os.sched_getaffinity(0))
-    count, me = int(workerinput["workercount"]), int(workerinput["workerid"].removeprefix("gw"))
-    if count > 1 and len(cores) >= count:
-        os.sched_setaffinity(0, cores[me % count::count])
+    if workerinput is not None:
+        pin_worker(int(workerinput["workercount"]),
+                   int(workerinput["workerid"].removeprefix("gw")))

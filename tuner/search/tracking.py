@@ -99,13 +99,18 @@ def check_reachable(uri: str, timeout: float = PROBE_SECONDS) -> None:
 
 @contextlib.contextmanager
 def _one_try(remote: bool) -> Iterator[None]:
-    """MLflow's HTTP requests without retries and with a short timeout, for the block: the
-    first request to a server fails fast; later ones keep MLflow's retries (a server restarting
-    mid-study is waited for)."""
+    """MLflow's HTTP requests without retries for the block: the first request to a server
+    that answers an error (a 5xx MLflow would retry for minutes) fails at once; later ones keep
+    MLflow's retries (a server restarting mid-study is waited for).
+
+    The wait for an answer stays MLflow's (``MLFLOW_HTTP_REQUEST_TIMEOUT``, 120 s unless the user
+    set it): :func:`check_reachable` has seen the server answer, so a slow first answer is a busy
+    server (many workers starting at once on its one web worker), not a missing one. A 10 s
+    limit here failed 3 of 6 workers started together in CI."""
     if not remote:
         yield
         return
-    keys = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "10"}
+    keys = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0"}
     before = {k: os.environ.get(k) for k in keys}
     os.environ.update(keys)
     try:

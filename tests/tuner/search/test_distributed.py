@@ -38,6 +38,7 @@ from experiments.benchmarks.bench_distributed import (
     study_config,
     worker_command,
 )
+from tests.cores import every_core
 from tests.data import unavailable
 from tuner.search.budget import FINISHED, interrupted_numbers, uncounted_numbers
 
@@ -59,10 +60,13 @@ def servers(tmp_path_factory):
         unavailable("no PostgreSQL server binaries: apt-get install postgresql (.ci/run does "
                     "this when it is missing), or python -m pip install pgserver")
     folder = tmp_path_factory.mktemp("mlflow-server")
-    with postgres(durable=False) as server:
-        backend = create_database(server, "mlflow")
-        with mlflow_server(backend, folder / "artifacts", folder / "server.log") as uri:
-            yield server, uri
+    with contextlib.ExitStack() as stack:
+        with every_core():  # other machines, as far as the workers go: not on a test's core
+            server = stack.enter_context(postgres(durable=False))
+            backend = create_database(server, "mlflow")
+            uri = stack.enter_context(mlflow_server(backend, folder / "artifacts",
+                                                    folder / "server.log"))
+        yield server, uri
 
 
 RACE = """

@@ -123,9 +123,12 @@ def test_any_names_are_stored_distinct_and_mapped_back(store, names):
 class _Handler(http.server.BaseHTTPRequestHandler):
     health = 200
     api = 404
+    delay = 0.0  # seconds before each API answer
 
     def do_GET(self):  # noqa: N802
         code = self.health if self.path.startswith("/health") else self.api
+        if not self.path.startswith("/health"):
+            time.sleep(self.delay)
         self.send_response(code)
         self.send_header("Content-Type", "text/html")
         self.end_headers()
@@ -142,8 +145,8 @@ def server():
     """An HTTP server on this machine answering with the codes set on its handler class."""
     made = []
 
-    def start(health: int, api: int) -> str:
-        handler = type("H", (_Handler,), {"health": health, "api": api})
+    def start(health: int, api: int, delay: float = 0.0) -> str:
+        handler = type("H", (_Handler,), {"health": health, "api": api, "delay": delay})
         httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         threading.Thread(target=httpd.serve_forever, daemon=True).start()
         made.append(httpd)
@@ -177,6 +180,15 @@ def test_a_server_that_is_not_a_working_mlflow_is_said_within_seconds(tmp_path, 
         Tracker(uri, "x", tmp_path)
     assert time.monotonic() - started < 20
     assert uri in str(raised.value)
+
+
+@pytest.mark.slow  # waits 12 s for the answer
+def test_a_server_slow_to_answer_its_first_request_is_waited_for(tmp_path, server):
+    # CI: 6 workers starting at once on a server with one web worker; 3 gave up after 10 s
+    uri = server(200, 404, delay=12.0)
+    with pytest.raises(ConfigError, match="does not work as an MLflow") as raised:
+        Tracker(uri, "x", tmp_path)
+    assert "404" in str(raised.value) and "timed out" not in str(raised.value).lower()
 
 
 def test_a_local_store_is_not_probed(tmp_path):
