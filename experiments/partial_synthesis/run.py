@@ -115,7 +115,7 @@ def load_frame(base: tuner_config.Config, plan: Plan) -> tuple[tuner_config.Conf
 
 def run_studies(plan: Plan, runs: Path, *, progress: bool = True) -> dict[str, Any]:
     """Run (or resume) each family's study and export its release; what the rest needs."""
-    from tuner.release import NoFeasibleTrial
+    from tuner.release import NoFeasibleTrial, read_manifest
     from tuner.release import export_release as export
     from tuner.search import prepare, run_study
 
@@ -129,7 +129,7 @@ def run_studies(plan: Plan, runs: Path, *, progress: bool = True) -> dict[str, A
         study = run_study(ctx, progress=progress)
         try:
             folder = export(ctx, study)
-            out["released"][family] = json.loads((folder / "manifest.json").read_text())
+            out["released"][family] = read_manifest(folder / "manifest.json")
         except NoFeasibleTrial as exc:
             print(f"[{family}] no release: {str(exc).splitlines()[0]}", flush=True)
         out["uris"][family] = ctx.mlflow_uri

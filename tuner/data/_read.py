@@ -11,7 +11,7 @@ import csv
 import dataclasses
 import hashlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -87,7 +87,13 @@ def read_table(
 
     ``skip``: the declared direct identifiers (``[data] identifiers``), never read from a file:
     they never enter memory, and a file's other columns are read without the copy that
-    dropping them afterwards costs. A name the data lack is a :class:`ConfigError`.
+    dropping them afterwards costs. A name the data lack is a :class:`ConfigError`. Likewise a
+    file's columns outside ``columns`` are never read.
+
+    A CSV column of numbers that holds a value with a leading zero (``02134``: a ZIP code, an
+    ID number) is a code, not a quantity: it is kept as the text it is in the file (a number
+    would drop the zero, and the release would print another code). Their names are in
+    ``frame.attrs["codes_as_text"]``.
     """
     if str(path).startswith("builtin:"):
         frame = read_builtin(str(path))
@@ -101,11 +107,16 @@ def read_table(
         try:
             names = _check_csv_shape(path, header_names)
             check_declared(skip, columns or names)
-            frame = pd.read_csv(
-                path, header=None if header_names else "infer", names=header_names,
-                na_values=missing_values or None, skipinitialspace=True,
-                usecols=(lambda c: c not in skip) if skip else None,
-            )
+            _check_columns(path, columns, names, skip)
+            wanted = set(names if columns is None else columns) - set(skip)
+
+            def read(**options: object) -> pd.DataFrame:
+                return pd.read_csv(path, header=None if header_names else "infer",
+                                   names=header_names, na_values=missing_values or None,
+                                   skipinitialspace=True, **options)  # type: ignore[call-overload]
+
+            frame = read(usecols=(lambda c: c in wanted) if wanted != set(names) else None)
+            frame = _codes_as_text(frame, read)
         except UnicodeDecodeError as exc:
             raise InputError(f"data file {str(path)!r} is not UTF-8 text ({exc.reason} at byte "
                              f"{exc.start}); save it as UTF-8") from None
@@ -117,9 +128,11 @@ def read_table(
                              f"{str(exc).strip().splitlines()[0]}") from None
     elif suffix in (".parquet", ".pq"):
         try:
-            names = _parquet_columns(path) if skip else []
+            names = _parquet_columns(path) if skip or columns is not None else []
             check_declared(skip, columns or names)
-            frame = pd.read_parquet(path, columns=[c for c in names if c not in skip] or None)
+            _check_columns(path, columns, names, skip)
+            wanted = set(names if columns is None else columns) - set(skip)
+            frame = pd.read_parquet(path, columns=[c for c in names if c in wanted] or None)
         except ConfigError:  # a ValueError too: said as itself, not as an unreadable file
             raise
         except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
@@ -130,16 +143,39 @@ def read_table(
         raise InputError(f"data file {str(path)!r} must be CSV (.csv, .data, .test, .txt) or "
                          f"Parquet (.parquet, .pq), got {suffix!r}")
     if columns is not None:
-        columns = [c for c in columns if c not in skip]
-        missing = [c for c in columns if c not in frame.columns]
-        if missing:
-            raise InputError(
-                f"data.columns names {missing!r}, not in {str(path)!r} (columns: "
-                f"{list(frame.columns)!r})"
-            )
-        frame = frame[columns]
+        frame = frame[[c for c in columns if c not in skip]]  # in the order data.columns gives
     if frame.empty:
         raise InputError(f"data file {str(path)!r} has no rows")
+    return frame
+
+
+def _check_columns(path: Path, columns: list[str] | None, names: list[str],
+                   skip: Sequence[str]) -> None:
+    """Refuse a ``data.columns`` name the file lacks (before anything is read)."""
+    missing = [c for c in columns or [] if c not in skip and c not in names]
+    if missing:
+        raise InputError(f"data.columns names {missing!r}, not in {str(path)!r} (columns: "
+                         f"{[c for c in names if c not in skip]!r})")
+
+
+_LEADING_ZERO = r"\s*[+-]?0\d"  # 02134, 007, -01: not 0, 0.5 or 10
+
+
+def _codes_as_text(frame: pd.DataFrame, read: Callable[..., pd.DataFrame]) -> pd.DataFrame:
+    """``frame`` with each numeric column holding a value with a leading zero as the file's
+    text (``read(usecols=..., dtype=str)`` reads it again: only those columns, only then)."""
+    numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])
+               and not pd.api.types.is_bool_dtype(frame[c])]
+    frame.attrs["codes_as_text"] = []
+    if not numeric:
+        return frame
+    text = read(usecols=numeric, dtype=str)
+    codes = [c for c in numeric if text[c].str.match(_LEADING_ZERO, na=False).any()]
+    if codes:
+        frame = frame.copy()
+        for c in codes:
+            frame[c] = text[c].astype(object)
+        frame.attrs["codes_as_text"] = codes
     return frame
 
 

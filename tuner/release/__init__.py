@@ -24,6 +24,7 @@ _EXPORTS = {
     "audit_set_check": "audit_set",
     "export_release": "export:export",
     "plan": "audit",
+    "read_manifest": "manifest",
     "release_audit": "audit",
     "release_note": "export",
     "summary_lines": "summary:summary",
@@ -35,6 +36,7 @@ if TYPE_CHECKING:  # the exports' types, for mypy and editors (imported lazily a
     from tuner.release.audit_set import audit_set_check, winners_curse
     from tuner.release.export import export as export_release
     from tuner.release.export import release_note
+    from tuner.release.manifest import read_manifest
     from tuner.release.recreate import NoFeasibleTrial, ReleaseRejected
     from tuner.release.summary import summary as summary_lines
 

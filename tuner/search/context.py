@@ -93,7 +93,10 @@ def apply_missing_codes(frame: pd.DataFrame,
                           f"have; the data's columns are {list(map(str, frame.columns))}")
     out = frame.copy()
     for col, values in codes.items():
-        out[col] = out[col].mask(out[col].isin(values))
+        hit = out[col].isin(values)
+        if out[col].dtype == object:  # a code column kept as text (02134): -8 matches "-8"
+            hit |= out[col].isin([str(v) for v in values])
+        out[col] = out[col].mask(hit)
     return out
 
 
@@ -122,6 +125,9 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
         frame = read_table(d.path, list(d.columns) if d.columns else None,
                            header_names=list(d.header_names) if d.header_names else None,
                            missing_values=list(d.missing_values), skip=skipped)
+        if codes := frame.attrs.get("codes_as_text"):
+            print(f"note: data column(s) {codes} hold numbers written with a leading zero (as "
+                  "02134): read as codes, the text in the file, so the release writes them so")
     order = tuple(map(str, frame.columns))
     first_line = 1 if cfg.data.header_names else 2
     declared, pii = None, pd.DataFrame(index=frame.index)
