@@ -125,7 +125,8 @@ def _blocks(m: Manifest) -> list[tuple[str, Any]]:
             ("split", f"{m['split']['n_train']:,} training / {m['split']['n_holdout']:,} holdout"
                       + (f" / {m['split']['n_audit']:,} sealed audit (never seen by a trial)"
                          if m['split'].get('n_audit') else "")),
-            ("study", f"{r['trials_run']} trials run, {r['trials_feasible']} feasible"
+            ("study", f"{r['trials_run']} trial{'' if r['trials_run'] == 1 else 's'} run, "
+                      f"{r['trials_feasible']} feasible"
                       + (f", {r['trials_refused']} of them refused at release"
                          if r.get("trials_refused") else "")),
             ("synthesiser", f"{m['synthesizer']}, parameters {json.dumps(m['params'])}, "

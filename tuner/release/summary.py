@@ -49,8 +49,10 @@ def _trials_line(m: Manifest) -> list[str]:
     if "trials_run" not in r:
         return []
     refused = r.get("trials_refused")
-    return [f"Study: {r['trials_run']} trials run, {r.get('trials_feasible', '?')} met every "
-            "constraint" + (f", {refused} of them refused at release" if refused else "")]
+    run = r["trials_run"]
+    return [f"Study: {run} trial{'' if run == 1 else 's'} run, {r.get('trials_feasible', '?')} "
+            "met every constraint" + (f", {refused} of them refused at release" if refused
+                                      else "")]
 
 
 def _threshold(m: Manifest) -> float:
