@@ -12,14 +12,15 @@ no
    upper 95 % bound of the pooled TPR at 1 % FPR exceeds ``tpr_limit`` is refused, and the next
    best feasible trial is audited (:mod:`tuner.release.export`).
 
-Cost is shown before it is paid: one pilot fit is timed and the audit's time estimated for the
-per-target game (``targets x shadows`` fits) and the shared one (``shadows`` fits); with
-``design = "auto"`` the per-target game runs when it fits in ``max_minutes``, else the shared
-one (saying so: ``design_why`` in the manifest, the summary and the report), else none: then
-the release stops (``required = true``, exit 3, saying what to change) or
-goes out marked "not audited" (``required = false``). Fits run over ``jobs`` processes (every
-core by default). A finished audit is kept in the study (attribute ``audit:N``), so exporting
-the same trial again does not pay for it twice.
+Cost is shown before it is paid, and before the trial is made again (:func:`preflight`): one
+pilot fit is timed and the audit's time estimated for the per-target game (``targets x
+shadows`` fits) and the shared one (``shadows`` fits); with ``design = "auto"`` the per-target
+game runs when it fits in ``max_minutes``, else the shared one (saying so: ``design_why`` in
+the manifest, the summary and the report), else none: then the trial is passed over for the
+next best (``required = true``; when none is left, the run ends with exit 3 saying what to
+change) or goes out marked "not audited" (``required = false``). Fits run over ``jobs``
+processes (every core by default). A finished audit is kept in the study (attribute
+``audit:N``), so exporting the same trial again does not pay for it twice.
 
 Partial synthesis releases each training record's own row: membership is disclosed by design,
 so no membership audit runs there (identification risk is the measure; the report says so).
@@ -48,8 +49,10 @@ from tuner.release import audit_backend
 from tuner.release.audit_set import audit_set_check, refusal, winners_curse
 from tuner.release.manifest import Audit
 from tuner.release.recreate import AuditOverBudget, NoFeasibleTrial, ReleaseRejected
+from tuner.release.report_audit import design_said, verdict_summary
 from tuner.scoring.evaluation import Evaluation
 from tuner.search.context import Context
+from tuner.search.objective import trial_params
 from tuner.synthesis.synthesizers import synthesize
 
 AUDIT_PREFIX = attrs.AUDIT_PREFIX
@@ -156,39 +159,85 @@ def _key(ctx: Context, best: optuna.trial.FrozenTrial, design: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _membership(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
-                ev: Evaluation) -> dict[str, Any]:
-    """The membership audit's figures (run, or kept from an earlier export of this trial)."""
-    a, cfg = ctx.cfg.audit, ctx.cfg
-    family = ReleasedFamily(ev.synthesizer, dict(ev.params), cfg.study.device,
-                            cfg.risk.replicated_uniques, _sample_ratio(ctx))
-    seed = ctx.derive(AUDIT_SEED, best.number)
-    size = min(a.shadow_size, len(ctx.split.holdout))
-    # a finished audit of this trial is kept before any timing: a slower machine must not
-    # turn an audited release into one that "cannot be audited"
+def _kept(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial
+          ) -> dict[str, Any] | None:
+    """A finished audit of this trial with the same data, settings and split, or None."""
+    a = ctx.cfg.audit
     kept = study.user_attrs.get(f"{AUDIT_PREFIX}{best.number}")
     designs = ("per_target", "shared") if a.design == "auto" else (a.design,)
     if isinstance(kept, dict) and kept.get("key") in {_key(ctx, best, d) for d in designs}:
+        return kept
+    return None
+
+
+def _family(ctx: Context, name: str, params: dict[str, Any]) -> ReleasedFamily:
+    cfg = ctx.cfg
+    return ReleasedFamily(name, dict(params), cfg.study.device, cfg.risk.replicated_uniques,
+                          _sample_ratio(ctx))
+
+
+def _size(ctx: Context) -> int:
+    return min(ctx.cfg.audit.shadow_size, len(ctx.split.holdout))
+
+
+def preflight(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial
+              ) -> Plan | None:
+    """The membership audit's plan for ``best``, timed before the trial is made again: a trial
+    whose audit cannot run within ``audit.max_minutes`` is passed over (or, as the study's
+    release, left as it is) without paying for its refit on the training records (an MST or
+    AIM fit, many minutes on a big table). None where no membership audit will be planned:
+    disabled, partial synthesis, or an audit of this trial is kept."""
+    a = ctx.cfg.audit
+    if not a.enabled or ctx.cfg.study.synthesize or _kept(ctx, study, best) is not None:
+        return None
+    name, params = trial_params(best)
+    chosen = plan(ctx, _family(ctx, name, params), _size(ctx), ctx.derive(AUDIT_SEED,
+                                                                          best.number))
+    if chosen.design is None:
+        _over_budget(ctx, study, best, name, chosen)  # raises where the audit is required
+    return chosen
+
+
+def _over_budget(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
+                 name: str, chosen: Plan) -> dict[str, Any]:
+    """A trial whose audit does not fit: passed over, left as the study's release, or (audit
+    not required) the figures of an audit that did not run."""
+    a = ctx.cfg.audit
+    why = (f"the membership audit of trial {best.number} ({name}) would take "
+           f"about {_minutes(chosen.estimates['per_target'])} (per target) or "
+           f"{_minutes(chosen.estimates['shared'])} (shared) on {chosen.jobs} process(es), "
+           f"one fit {chosen.pilot_seconds:.2f} s: more than audit.max_minutes = "
+           f"{a.max_minutes:g}")
+    if a.required and study.user_attrs.get(attrs.RELEASED) == best.number:
+        raise NoFeasibleTrial(  # the study's release: left as it is, never withdrawn
+            f"{why}; trial {best.number} is the study's release and is left as it is "
+            "(raise audit.max_minutes to audit it again)")
+    if a.required:  # never released unaudited, never a stop: the next trial is audited
+        raise AuditOverBudget(
+            f"passed over: {why}, so it cannot be audited (raise audit.max_minutes to "
+            "audit it, use fewer audit.shadows, a smaller audit.shadow_size or more cores, "
+            "audit.jobs)", max_minutes=a.max_minutes)
+    return {"ran": False, "why": why}
+
+
+def _membership(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
+                ev: Evaluation, planned: Plan | None) -> dict[str, Any]:
+    """The membership audit's figures (run, or kept from an earlier export of this trial);
+    ``planned``: :func:`preflight`'s plan (None: timed here)."""
+    a = ctx.cfg.audit
+    family = _family(ctx, ev.synthesizer, ev.params)
+    seed = ctx.derive(AUDIT_SEED, best.number)
+    size = _size(ctx)
+    # a finished audit of this trial is kept before any timing: a slower machine must not
+    # turn an audited release into one that "cannot be audited"
+    kept = _kept(ctx, study, best)
+    if kept is not None:
         print(f"audit: trial {best.number}'s membership audit from {kept['when']} is kept "
               "(same data, settings and split)", flush=True)
         return dict(kept["membership"])
-    chosen = plan(ctx, family, size, seed)
+    chosen = planned or plan(ctx, family, size, seed)
     if chosen.design is None:
-        why = (f"the membership audit of trial {best.number} ({ev.synthesizer}) would take "
-               f"about {_minutes(chosen.estimates['per_target'])} (per target) or "
-               f"{_minutes(chosen.estimates['shared'])} (shared) on {chosen.jobs} process(es), "
-               f"one fit {chosen.pilot_seconds:.2f} s: more than audit.max_minutes = "
-               f"{a.max_minutes:g}")
-        if a.required and study.user_attrs.get(attrs.RELEASED) == best.number:
-            raise NoFeasibleTrial(  # the study's release: left as it is, never withdrawn
-                f"{why}; trial {best.number} is the study's release and is left as it is "
-                "(raise audit.max_minutes to audit it again)")
-        if a.required:  # never released unaudited, never a stop: the next trial is audited
-            raise AuditOverBudget(
-                f"passed over: {why}, so it cannot be audited (raise audit.max_minutes to "
-                "audit it, use fewer audit.shadows, a smaller audit.shadow_size or more cores, "
-                "audit.jobs)", max_minutes=a.max_minutes)
-        return {"ran": False, "why": why}
+        return _over_budget(ctx, study, best, ev.synthesizer, chosen)
     print(f"audit: trial {best.number} ({ev.synthesizer}): {_targets(ctx)} most vulnerable "
           f"training records x {a.shadows} shadow tables of {size:,} holdout records, "
           f"{chosen.design.replace('_', ' ')} design: {chosen.fits:,} fits over "
@@ -248,46 +297,6 @@ def _figures(res: risk.MembershipAuditResult) -> dict[str, Any]:
     }
 
 
-def _design_said(mem: dict[str, Any]) -> str:
-    """The design, and why it ran when ``auto`` fell back to the shared game."""
-    design = f"{mem['design'].replace('_', '-')} game"
-    why = mem.get("design_why", "")
-    if why.startswith("audit.design = 'auto'") and mem["design"] == "shared":
-        return f"{design}, because the per-target game would exceed audit.max_minutes"
-    return design
-
-
-def _summary(verdict: str, check: dict[str, Any], mem: dict[str, Any], limit: float) -> str:
-    parts = []
-    if mem.get("ran"):
-        lo, hi = mem["tpr_at_1pct_interval"]
-        parts.append(
-            f"an intruder who knows the generator detected the {mem['targets']} most exposed "
-            f"people in {mem['tpr_at_1pct']:.1%} of the shadow releases trained on them, at a "
-            f"1% false-positive rate fixed on other shadow releases (95% interval "
-            f"{lo:.1%}-{hi:.1%}; limit {limit:.0%}); largest per-target AUC "
-            f"{mem['max_auc']:.2f}; empirical epsilon >= {mem['epsilon_lower_bound']:.2f} "
-            f"(delta = 0; these settings cannot show more than "
-            f"{mem.get('epsilon_ceiling', math.nan):.2f}); {_design_said(mem)}")
-    elif mem.get("partial") and check.get("identification"):
-        ident = check["identification"]
-        members, others = ident["members"], ident["non_members"]
-        parts.append(
-            f"partial synthesis, so no membership audit (membership is disclosed by design); "
-            f"identification risk: an intruder matches {members['emr_share']:.1%} of the "
-            f"training records to their own released row (true match rate "
-            f"{members['tmr']:.1%}), and {others['emr_share']:.1%} of the audit records put "
-            f"through the same model ({others['tmr']:.1%})")
-    else:
-        parts.append(f"no membership audit ({mem.get('why', 'not run')})")
-    if check.get("available"):
-        parts.append(f"the gate holds on {check['n_audit']:,} records no trial saw" if not
-                     check["failed"] else "the gate fails on records no trial saw")
-    else:
-        parts.append("no sealed audit set")
-    return f"{verdict}: " + "; ".join(parts) + "."
-
-
 CUSTODIAN_ONLY = ("seed", "vulnerability")
 """What the audit's figures hold that only the custodian may read (design §9.2): the audit's
 seed, from the study's secret, and the targets' vulnerability scores (with the table, a score
@@ -301,9 +310,11 @@ def public(audited: Audit) -> Audit:
 
 
 def release_audit(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
-                  ev: Evaluation) -> Audit:
+                  ev: Evaluation, *, planned: Plan | None = None) -> Audit:
     """The audit of the candidate ``best`` (module docstring); the manifest's ``audit`` entry.
-    Raises :class:`ReleaseRejected` when it fails (the next best trial is then audited)."""
+    Raises :class:`ReleaseRejected` when it fails (the next best trial is then audited).
+    ``planned``: the membership audit's plan made by :func:`preflight` before the trial was made
+    again (None: planned here)."""
     a = ctx.cfg.audit
     check = audit_set_check(ctx, ev, threads=int(best.user_attrs.get(attrs.THREADS, 1)))
     if (why := refusal(check)) is not None:
@@ -316,7 +327,7 @@ def release_audit(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTr
                       "membership is disclosed by design; the audit is identification risk on "
                       "the sealed audit set"}
     else:
-        mem = _membership(ctx, study, best, ev)
+        mem = _membership(ctx, study, best, ev, planned)
     if mem.get("ran") and mem["tpr_at_1pct_interval"][1] > a.tpr_limit:
         lo, hi = mem["tpr_at_1pct_interval"]
         raise ReleaseRejected(
@@ -325,12 +336,12 @@ def release_audit(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTr
             f"training records (95% interval {lo:.3f}-{hi:.3f}: its upper end is above "
             f"audit.tpr_limit = {a.tpr_limit}); largest per-target AUC {mem['max_auc']:.2f}, "
             f"epsilon >= {mem['epsilon_lower_bound']:.2f} (delta = 0), "
-            f"{_design_said(mem)}")
+            f"{design_said(mem)}")
     # in partial synthesis the audit is the sealed set's check (identification risk included)
     audited = mem.get("ran") or (mem.get("partial") and check.get("available"))
     verdict = "passed" if audited else "not audited"
     out: Audit = {
-        "verdict": verdict, "summary": _summary(verdict, check, mem, a.tpr_limit),
+        "verdict": verdict, "summary": verdict_summary(verdict, check, mem, a.tpr_limit),
         "tpr_limit": a.tpr_limit, "audit_set": check, "membership": mem,
         "winners_curse": winners_curse(check),
         "intruder": {"knows": "the synthesiser family and its tuned parameters, the holdout "

@@ -40,7 +40,7 @@ from tuner._common import attrs
 from tuner.data import formatted
 from tuner.release import _plots as plots
 from tuner.release import report
-from tuner.release.audit import CUSTODIAN_ONLY, public, release_audit
+from tuner.release.audit import CUSTODIAN_ONLY, preflight, public, release_audit
 from tuner.release.audit import metrics as audit_metrics
 from tuner.release.fake_columns import fake_columns, release_metadata, with_fakes
 from tuner.release.manifest import (
@@ -301,9 +301,10 @@ def write_split(ctx: Context) -> Path:
 
 def _export(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
             folder: Path) -> Path:
+    planned = preflight(ctx, study, best)  # a trial too slow to audit: passed over unrefitted
     ev = recreate(ctx, best)
     fakes, faked = fake_columns(ctx, ev.synthetic)  # before the audit: a failure costs nothing
-    audited = release_audit(ctx, study, best, ev)  # refuses the trial when it fails
+    audited = release_audit(ctx, study, best, ev, planned=planned)  # refuses when it fails
     staging = folder.with_name(f".{folder.name}.partial-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)

@@ -1,6 +1,7 @@
 """The release report's audit section (design §13): what the intruder knew, what it achieved on
 the most exposed people, the epsilon lower bound, and the audit set beside the holdout.
-Rendered from the manifest's ``audit`` entry alone (no data), as the rest of the report."""
+Rendered from the manifest's ``audit`` entry alone (no data), as the rest of the report; and the
+verdict's one-paragraph summary that entry carries (:func:`verdict_summary`)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,48 @@ ATTACK_NAMES = {"distance": "distance to the closest synthetic record",
                           "al. 2023)",
                 "classifier": "a random forest on counts of synthetic records near the target "
                               "and matching it on subsets of its columns (TAPAS' queries)"}
+
+
+def design_said(mem: dict[str, Any]) -> str:
+    """The audit's design, and why it ran when ``auto`` fell back to the shared game."""
+    design = f"{mem['design'].replace('_', '-')} game"
+    why = mem.get("design_why", "")
+    if why.startswith("audit.design = 'auto'") and mem["design"] == "shared":
+        return f"{design}, because the per-target game would exceed audit.max_minutes"
+    return design
+
+
+def verdict_summary(verdict: str, check: dict[str, Any], mem: dict[str, Any],
+                    limit: float) -> str:
+    """The audit's verdict in one paragraph (the manifest's ``audit.summary``)."""
+    parts = []
+    if mem.get("ran"):
+        lo, hi = mem["tpr_at_1pct_interval"]
+        parts.append(
+            f"an intruder who knows the generator detected the {mem['targets']} most exposed "
+            f"people in {mem['tpr_at_1pct']:.1%} of the shadow releases trained on them, at a "
+            f"1% false-positive rate fixed on other shadow releases (95% interval "
+            f"{lo:.1%}-{hi:.1%}; limit {limit:.0%}); largest per-target AUC "
+            f"{mem['max_auc']:.2f}; empirical epsilon >= {mem['epsilon_lower_bound']:.2f} "
+            f"(delta = 0; these settings cannot show more than "
+            f"{mem.get('epsilon_ceiling', math.nan):.2f}); {design_said(mem)}")
+    elif mem.get("partial") and check.get("identification"):
+        ident = check["identification"]
+        members, others = ident["members"], ident["non_members"]
+        parts.append(
+            f"partial synthesis, so no membership audit (membership is disclosed by design); "
+            f"identification risk: an intruder matches {members['emr_share']:.1%} of the "
+            f"training records to their own released row (true match rate "
+            f"{members['tmr']:.1%}), and {others['emr_share']:.1%} of the audit records put "
+            f"through the same model ({others['tmr']:.1%})")
+    else:
+        parts.append(f"no membership audit ({mem.get('why', 'not run')})")
+    if check.get("available"):
+        parts.append(f"the gate holds on {check['n_audit']:,} records no trial saw" if not
+                     check["failed"] else "the gate fails on records no trial saw")
+    else:
+        parts.append("no sealed audit set")
+    return f"{verdict}: " + "; ".join(parts) + "."
 
 
 def _pct(x: float) -> str:

@@ -169,7 +169,10 @@ def test_a_changed_audit_fraction_is_refused_for_a_study_that_has_one(tmp_path):
 class _SlowCART(CARTSynthesizer):
     """CART whose every fit takes a second more: a family too slow to audit in time."""
 
+    rows: list[int] = []  # the rows of every table fitted, in order
+
     def _fit(self, processed_data: pd.DataFrame) -> None:
+        self.rows.append(len(processed_data))
         time.sleep(1.0)
         super()._fit(processed_data)
 
@@ -208,8 +211,12 @@ def test_a_trial_that_cannot_be_audited_in_time_is_passed_over_never_a_stop(
             {"synthesizer": family, f"{family}.min_samples_leaf": 60})
 
     enqueue("slowcart")
+    _SlowCART.rows.clear()
     tuned = tuner.tune(path)
     assert tuned.released_trial is None  # nothing unaudited is released
+    # the trial's fit, then the audit's pilot fit on a shadow table; the release did not make
+    # the trial again (a fit on the training records) to pass it over
+    assert len(_SlowCART.rows) == 2 and _SlowCART.rows[0] > 60 and _SlowCART.rows[1] <= 60
     refused = rejected(tuned.optuna_study)
     assert list(refused) == [0] and "cannot be audited" in refused[0]
     with pytest.raises(NoFeasibleTrial, match=r"(?s)passed over: .*more than audit.max_minutes "
