@@ -1,9 +1,8 @@
 """The release audit (design §13): the candidate's gate on the sealed audit set, then a
 per-record membership audit that knows the generator, before anything is written.
 
-1. :func:`tuner.release.audit_set.audit_set_check`: the gate's holdout-based constraints on records
-no
-   trial saw; a failure refuses the candidate.
+1. :func:`tuner.release.audit_set.audit_set_check`: the gate's holdout-based constraints on
+   records no trial saw; a failure refuses the candidate.
 2. :func:`risk.membership_audit` with the released family and its tuned parameters as the
    generator (:class:`ReleasedFamily`: fitted and sampled as a trial does, the gate's removal
    of replicated uniques applied, so the intruder attacks what would be released): the
@@ -235,7 +234,7 @@ def _membership(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTria
         print(f"audit: trial {best.number}'s membership audit from {kept['when']} is kept "
               "(same data, settings and split)", flush=True)
         return dict(kept["membership"])
-    chosen = planned or plan(ctx, family, size, seed)
+    chosen = planned if planned is not None else plan(ctx, family, size, seed)
     if chosen.design is None:
         return _over_budget(ctx, study, best, ev.synthesizer, chosen)
     print(f"audit: trial {best.number} ({ev.synthesizer}): {_targets(ctx)} most vulnerable "
