@@ -214,9 +214,11 @@ def test_a_trial_that_cannot_be_audited_in_time_is_passed_over_never_a_stop(
     _SlowCART.rows.clear()
     tuned = tuner.tune(path)
     assert tuned.released_trial is None  # nothing unaudited is released
-    # the trial's fit, then the audit's pilot fit on a shadow table; the release did not make
-    # the trial again (a fit on the training records) to pass it over
-    assert len(_SlowCART.rows) == 2 and _SlowCART.rows[0] > 60 and _SlowCART.rows[1] <= 60
+    # the trial's fit, then the audit's pilot fits on a shadow table (a warm-up, then the one
+    # timed); the release did not make the trial again (a fit on the training records) to pass
+    # it over
+    assert len(_SlowCART.rows) == 3 and _SlowCART.rows[0] > 60
+    assert all(n <= 60 for n in _SlowCART.rows[1:])
     refused = rejected(tuned.optuna_study)
     assert list(refused) == [0] and "cannot be audited" in refused[0]
     with pytest.raises(NoFeasibleTrial, match=r"(?s)passed over: .*more than audit.max_minutes "
