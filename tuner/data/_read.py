@@ -90,9 +90,9 @@ def read_table(
     dropping them afterwards costs. A name the data lack is a :class:`ConfigError`. Likewise a
     file's columns outside ``columns`` are never read.
 
-    A CSV column of numbers that holds a value with a leading zero (``02134``: a ZIP code, an
-    ID number) is a code, not a quantity: it is kept as the text it is in the file (a number
-    would drop the zero, and the release would print another code). Their names are in
+    A CSV column of whole numbers that holds a value with a leading zero (``02134``: a ZIP
+    code, an ID number) is a code, not a quantity: it is kept as the text it is in the file (a
+    number would drop the zero, and the release would print another code). Their names are in
     ``frame.attrs["codes_as_text"]``.
     """
     if str(path).startswith("builtin:"):
@@ -133,7 +133,7 @@ def read_table(
             _check_columns(path, columns, names, skip)
             wanted = set(names if columns is None else columns) - set(skip)
             frame = pd.read_parquet(path, columns=[c for c in names if c in wanted] or None)
-        except ConfigError:  # a ValueError too: said as itself, not as an unreadable file
+        except (ConfigError, InputError):  # ValueErrors too: said as themselves
             raise
         except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
             raise InputError(f"data file {str(path)!r} is not a readable Parquet file: "
@@ -158,33 +158,58 @@ def _check_columns(path: Path, columns: list[str] | None, names: list[str],
                          f"{[c for c in names if c not in skip]!r})")
 
 
-_LEADING_ZERO = r"\s*[+-]?0\d"  # 02134, 007, -01: not 0, 0.5 or 10
+
+
+def _whole(values: pd.Series) -> bool:
+    """Whether a float column's values are all whole numbers (an integer column with a missing
+    value is read as floats)."""
+    x = values.to_numpy(dtype=float, na_value=np.nan)
+    x = x[np.isfinite(x)]
+    return bool(x.size) and bool(np.all(x == np.floor(x)))
 
 
 def _codes_as_text(frame: pd.DataFrame, read: Callable[..., pd.DataFrame]) -> pd.DataFrame:
-    """``frame`` with each numeric column holding a value with a leading zero as the file's
-    text (``read(usecols=..., dtype=str)`` reads it again: only those columns, only then)."""
-    numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])
-               and not pd.api.types.is_bool_dtype(frame[c])]
+    """``frame`` with each column of whole numbers that holds a value with a leading zero as
+    the file's text (``read(usecols=..., dtype=str)`` reads the columns of whole numbers again;
+    a column with a fraction is a quantity, never a code)."""
+    numeric = [c for c in frame.columns if pd.api.types.is_integer_dtype(frame[c])
+               or (pd.api.types.is_float_dtype(frame[c]) and _whole(frame[c]))]
     frame.attrs["codes_as_text"] = []
     if not numeric:
         return frame
     text = read(usecols=numeric, dtype=str)
-    codes = [c for c in numeric if text[c].str.match(_LEADING_ZERO, na=False).any()]
+    codes = {c: kept for c in numeric if (kept := _zero_led(text[c])) is not None}
     if codes:
         frame = frame.copy()
-        for c in codes:
-            frame[c] = text[c].astype(object)
-        frame.attrs["codes_as_text"] = codes
+        for c, kept in codes.items():
+            frame[c] = kept
+        frame.attrs["codes_as_text"] = list(codes)
     return frame
+
+
+def _zero_led(values: pd.Series) -> pd.Series | None:
+    """A column's text, stripped, when a value is digits only with a leading zero (``02134``,
+    ``007``; not ``0``, ``0.0`` or ``-01``); None otherwise. Vectorised (numpy.strings)."""
+    present = values.notna().to_numpy()
+    text = np.strings.strip(values.to_numpy(dtype=object)[present].astype(str))
+    led = (np.strings.startswith(text, "0") & (np.strings.str_len(text) > 1)
+           & np.strings.isdigit(text))
+    if not led.any():
+        return None
+    out = np.full(len(values), np.nan, dtype=object)
+    out[present] = text.astype(object)
+    return pd.Series(out, index=values.index, name=values.name)
 
 
 def _parquet_columns(path: Path) -> list[str]:
     """A Parquet file's column names, from its schema (no data read), without the columns
-    pandas stores its index in."""
+    pandas stores its index in (named or not)."""
     import pyarrow.parquet as pq
 
-    return [c for c in pq.read_schema(path).names if not c.startswith("__index_level_")]
+    schema = pq.read_schema(path)
+    index = {c for c in (schema.pandas_metadata or {}).get("index_columns", [])
+             if isinstance(c, str)}
+    return [c for c in schema.names if not c.startswith("__index_level_") and c not in index]
 
 
 def frame_problems(frame: pd.DataFrame) -> list[str]:

@@ -58,6 +58,8 @@ class Context:
     declared: Declared | None = None
     pii: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame, repr=False)
     order: tuple[str, ...] = ()
+    # CSV columns of whole numbers read as text for their leading zeros (tuner.data)
+    codes_as_text: tuple[str, ...] = ()
     progress: bool = True  # progress bars on long work (the release audit); --no-progress: off
     # the study's secret (tuner.search.secret); None: public seeds. Never in a repr/traceback
     secret: int | None = dataclasses.field(default=None, repr=False)
@@ -119,13 +121,15 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
     out = cfg.study.output
     raise_all(identifier_clashes(cfg))  # an option naming a column that is never read
     skipped: list[str] = []  # declared identifiers never read from the file
+    codes: tuple[str, ...] = ()
     if frame is None:
         d = cfg.data
         skipped = list(d.identifiers)
         frame = read_table(d.path, list(d.columns) if d.columns else None,
                            header_names=list(d.header_names) if d.header_names else None,
                            missing_values=list(d.missing_values), skip=skipped)
-        if codes := frame.attrs.get("codes_as_text"):
+        codes = tuple(frame.attrs.get("codes_as_text", ()))
+        if codes:
             print(f"note: data column(s) {codes} hold numbers written with a leading zero (as "
                   "02134): read as codes, the text in the file, so the release writes them so")
     order = tuple(map(str, frame.columns))
@@ -180,4 +184,4 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
                           "training records; attack at most that many (the default is 20)")
     return Context(cfg, frame, sp, storage, cfg.study.mlflow_uri or local_uri(out),
                    fp, date_formats=date_formats, secret=secret, declared=declared, pii=pii,
-                   order=order)
+                   order=order, codes_as_text=codes)

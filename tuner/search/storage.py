@@ -150,7 +150,9 @@ def open_study(ctx: Context, worker: int = 0) -> optuna.Study:
             f"study {ctx.cfg.study.name!r} in {ctx.storage_url} was run on other data "
             f"(fingerprint {known[:12]}..., now {fp[:12]}...): data.path "
             f"{str(ctx.cfg.data.path)!r} changed since; use another study.name or --output"
-        )
+            + (f" (or the study was made before columns written with leading zeros, here "
+               f"{list(ctx.codes_as_text)}, were read as text: its trials learnt them as "
+               "numbers, so a new study is needed for them)" if ctx.codes_as_text else ""))
     else:
         _check_split(ctx, study.user_attrs.get(stored_split.SPLIT_ATTR))
     return study

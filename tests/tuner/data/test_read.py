@@ -28,7 +28,7 @@ def test_a_number_with_a_leading_zero_is_read_as_the_code_it_is(tmp_path):
         "false", "False")
 
 
-@pytest.mark.parametrize("value", ["0", "0.25", "-0.5", "10", "100"])
+@pytest.mark.parametrize("value", ["0", "0.25", "-0.5", "10", "100", "-01", "0.0", "00.5"])
 def test_zero_itself_and_decimals_below_one_are_numbers(tmp_path, value):
     (tmp_path / "t.csv").write_text(f"x\n{value}\n7\n")
     frame = read_table(tmp_path / "t.csv")
@@ -57,6 +57,42 @@ def test_the_columns_a_study_names_are_the_only_ones_read(tmp_path, suffix, monk
     monkeypatch.setattr(pd, name, spy)
     frame = read_table(path, ["c", "a"], skip=["a"])
     assert list(frame.columns) == ["c"] and set(seen) == {"c"}
-    with pytest.raises(InputError, match=r"data.columns names \['e'\], not in .*\(columns: "
+    with pytest.raises(InputError, match=r"^data.columns names \['e'\], not in .*\(columns: "
                                         r"\['a', 'b', 'c', 'd'\]\)"):
         read_table(path, ["a", "e"])
+
+
+def test_a_parquet_index_is_not_a_column_to_name(tmp_path):
+    pd.DataFrame({"a": [1, 2]}, index=pd.Index([5, 6], name="idx")).to_parquet(tmp_path / "t.pq")
+    with pytest.raises(InputError, match=r"^data.columns names \['idx'\], not in .*\(columns: "
+                                        r"\['a'\]\)"):
+        read_table(tmp_path / "t.pq", ["idx"])
+
+
+def test_a_code_is_its_digits_without_the_spaces_around_them(tmp_path):
+    (tmp_path / "t.csv").write_text("code,n\n 0123 ,1\n7,2\n")
+    assert read_table(tmp_path / "t.csv")["code"].tolist() == ["0123", "7"]
+
+
+def test_a_study_made_when_codes_were_numbers_says_why_it_cannot_go_on(tmp_path, monkeypatch):
+    """A study whose CSV has a ZIP column, made when the column was read as numbers, is refused
+    as run on other data, and the refusal names the column read as text since."""
+    import tuner.data._read as reading
+    from tests.tuner.conftest import write_config
+    from tuner import config
+    from tuner.data import read_builtin
+    from tuner.search.context import prepare
+    from tuner.search.storage import DataChanged, open_study
+
+    frame = read_builtin("builtin:fair").head(400)
+    frame.insert(0, "zip", [f"0{1000 + i % 90}" for i in range(len(frame))])
+    frame.to_csv(tmp_path / "fair.csv", index=False)
+    path = write_config(tmp_path, synthesizers=("cart",), n_trials=1)
+    path.write_text(path.read_text().replace('"builtin:fair"', '"fair.csv"'))
+    with monkeypatch.context() as old:  # the reader before codes kept their zeros
+        old.setattr(reading, "_codes_as_text", lambda frame, read: frame)
+        open_study(prepare(config.load(path)))
+    with pytest.raises(DataChanged, match=r"was run on other data .* \(or the study was made "
+                                          r"before columns written with leading zeros, here "
+                                          r"\['zip'\], were read as text"):
+        open_study(prepare(config.load(path)))
