@@ -248,7 +248,11 @@ def test_a_private_family_is_released_with_the_trials_own_data(tmp_path):
     from tuner.search.trials import DATA_SHA256_ATTR
 
     columns = ["age", "yrs_married", "children", "religious", "affairs"]
+    # a secret study draws its own split each run: the sealed audit set's gate once refused the
+    # one trial (DCR excess 0.109 against 0.1 on the audit set, 0.057 on the holdout); this
+    # test is of the refit's data, not of the gate, so its distance limits are wide
     path = write_config(tmp_path, synthesizers=("mst",), n_trials=1,
+                        extra_risk="dcr_limit = 0.5\nnear_copy_limit = 0.5",
                         extra="[audit]\nenabled = false\nrequired = false\n")
     path.write_text(path.read_text().replace(
         "train_fraction = 0.5", f"train_fraction = 0.5\ncolumns = {json.dumps(columns)}"))
