@@ -107,8 +107,7 @@ def read_table(
         try:
             names = _check_csv_shape(path, header_names)
             check_declared(skip, columns or names)
-            _check_columns(path, columns, names, skip)
-            wanted = set(names if columns is None else columns) - set(skip)
+            wanted = _wanted(path, columns, names, skip)
 
             def read(**options: object) -> pd.DataFrame:
                 return pd.read_csv(path, header=None if header_names else "infer",
@@ -130,8 +129,7 @@ def read_table(
         try:
             names = _parquet_columns(path) if skip or columns is not None else []
             check_declared(skip, columns or names)
-            _check_columns(path, columns, names, skip)
-            wanted = set(names if columns is None else columns) - set(skip)
+            wanted = _wanted(path, columns, names, skip)
             frame = pd.read_parquet(path, columns=[c for c in names if c in wanted] or None)
         except (ConfigError, InputError):  # ValueErrors too: said as themselves
             raise
@@ -149,15 +147,15 @@ def read_table(
     return frame
 
 
-def _check_columns(path: Path, columns: list[str] | None, names: list[str],
-                   skip: Sequence[str]) -> None:
-    """Refuse a ``data.columns`` name the file lacks (before anything is read)."""
+def _wanted(path: Path, columns: list[str] | None, names: list[str],
+            skip: Sequence[str]) -> set[str]:
+    """The file's columns to read: ``columns`` (all ``names`` when None) but the skipped ones;
+    a ``data.columns`` name the file lacks is refused before anything is read."""
     missing = [c for c in columns or [] if c not in skip and c not in names]
     if missing:
         raise InputError(f"data.columns names {missing!r}, not in {str(path)!r} (columns: "
                          f"{[c for c in names if c not in skip]!r})")
-
-
+    return set(names if columns is None else columns) - set(skip)
 
 
 def _whole(values: pd.Series) -> bool:

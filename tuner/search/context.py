@@ -130,8 +130,9 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
                            missing_values=list(d.missing_values), skip=skipped)
         codes = tuple(frame.attrs.get("codes_as_text", ()))
         if codes:
-            print(f"note: data column(s) {codes} hold numbers written with a leading zero (as "
-                  "02134): read as codes, the text in the file, so the release writes them so")
+            print(f"note: data column(s) {list(codes)} hold numbers written with a leading "
+                  "zero (as 02134): read as codes, the text in the file, so the release writes "
+                  "them so")
     order = tuple(map(str, frame.columns))
     first_line = 1 if cfg.data.header_names else 2
     declared, pii = None, pd.DataFrame(index=frame.index)

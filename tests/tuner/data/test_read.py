@@ -74,7 +74,8 @@ def test_a_code_is_its_digits_without_the_spaces_around_them(tmp_path):
     assert read_table(tmp_path / "t.csv")["code"].tolist() == ["0123", "7"]
 
 
-def test_a_study_made_when_codes_were_numbers_says_why_it_cannot_go_on(tmp_path, monkeypatch):
+def test_a_study_made_when_codes_were_numbers_says_why_it_cannot_go_on(tmp_path, monkeypatch,
+                                                                      capsys):
     """A study whose CSV has a ZIP column, made when the column was read as numbers, is refused
     as run on other data, and the refusal names the column read as text since."""
     import tuner.data._read as reading
@@ -92,7 +93,11 @@ def test_a_study_made_when_codes_were_numbers_says_why_it_cannot_go_on(tmp_path,
     with monkeypatch.context() as old:  # the reader before codes kept their zeros
         old.setattr(reading, "_codes_as_text", lambda frame, read: frame)
         open_study(prepare(config.load(path)))
+    capsys.readouterr()
     with pytest.raises(DataChanged, match=r"was run on other data .* \(or the study was made "
                                           r"before columns written with leading zeros, here "
                                           r"\['zip'\], were read as text"):
         open_study(prepare(config.load(path)))
+    # the run names them as docs/usage.md shows
+    assert "note: data column(s) ['zip'] hold numbers written with a leading zero" in \
+        capsys.readouterr().out
