@@ -62,7 +62,10 @@ def test_release_reproduces_a_neural_trial_bit_for_bit(tmp_path):
 
 
 def test_a_killed_export_leaves_release_absent_or_complete(tmp_path):
-    path = write_config(tmp_path, n_trials=1, synthesizers=("gaussian_copula",))
+    # the audit is off: five releases are made here, and what is staged, then moved, is the
+    # same files with it or without it
+    path = write_config(tmp_path, n_trials=1, synthesizers=("gaussian_copula",),
+                        extra="[audit]\nenabled = false\nrequired = false\n")
     tuner.tune(path)
     out = tmp_path / "out"
     release = out / "release"

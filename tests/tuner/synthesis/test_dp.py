@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 
 from tests.data import unavailable
-from tuner.data import metadata_for
+from tuner.data import TABLE, metadata_for
 from tuner.synthesis import dp
 from tuner.synthesis.dp_mechanisms import cdp_delta, cdp_rho
 from tuner.synthesis.families import SYNTHESIZERS
-from tuner.synthesis.synthesizers import build, synthesize
+from tuner.synthesis.synthesizers import build, fitted, synthesize
 
 
 def needs_dp(test):  # noqa: ANN001, ANN201
@@ -105,20 +105,32 @@ def _frame(n=300, seed=0):
                          "c": rng.integers(0, 3, n)})
 
 
-@needs_dp
-@pytest.mark.slow  # an MST or AIM fit: 10-45 s on 2 cores
-@pytest.mark.parametrize("name", ["mst", "aim"])
-def test_spends_its_budget_and_no_more(name):
-    from tuner.synthesis import dp_mechanisms as mech
-
+@pytest.fixture(scope="module", params=["mst", "aim"])
+def three_fits(request):
+    """One family fitted on :func:`_frame` three times, as :func:`synthesize` fits (seeds 1, 1
+    and 2; epsilon 10), kept with its synthetic data: an MST or AIM fit takes 10-45 s on 2
+    cores (JAX compiles each estimation anew), so the tests below share them."""
+    if importlib.util.find_spec("mbi") is None:
+        unavailable('the `dp` extra (mbi, jax) is not installed: '
+                    'python -m pip install -e ".[dp]"')
     frame = _frame()
-    disc = dp.Discretizer(8).fit(frame)
-    data = mech.dataset(disc.transform(frame), disc.sizes)
-    rho = cdp_rho(1.0, 1e-5)
-    fitted = getattr(mech, name)(data, rho, np.random.default_rng(0), iters=50)
-    assert fitted.rho_spent <= rho * (1 + 1e-9)
-    assert fitted.rho_spent >= rho * 0.999
-    assert fitted.cliques and all(len(cl) <= 2 for cl in fitted.cliques)
+    params = {"epsilon": 10.0, "delta": 1e-5, "bins": 8, "iters": 100}
+    fits = []
+    for seed in (1, 1, 2):
+        synth = build(request.param, params, frame, seed=seed)
+        with fitted(synth, frame, seed=seed, threads=1):
+            fits.append((synth, synth.sample(len(frame))[TABLE].reset_index(drop=True)))
+    return frame, fits
+
+
+@pytest.mark.slow
+def test_spends_its_budget_and_no_more(three_fits):
+    _, [(synth, _), *_] = three_fits
+    rho = cdp_rho(10.0, 1e-5)
+    assert synth.rho_ == rho
+    assert rho * 0.999 <= synth.rho_spent_ <= rho * (1 + 1e-9)
+    cliques = synth._model.fitted.cliques
+    assert cliques and all(len(cl) <= 2 for cl in cliques)
 
 
 @needs_dp
@@ -169,13 +181,9 @@ def test_merged_code_is_drawn_among_the_merged_values():
     assert set(out[4:]) == {4, 5}
 
 
-@needs_dp
-@pytest.mark.slow  # an MST or AIM fit: 10-45 s on 2 cores
-@pytest.mark.parametrize("name", ["mst", "aim"])
-def test_synthesiser_through_sdv_keeps_columns_values_and_dependence(name):
-    frame = _frame()
-    out = synthesize(name, {"epsilon": 10.0, "delta": 1e-5, "bins": 8, "iters": 100}, frame,
-                     seed=3).synthetic
+@pytest.mark.slow
+def test_synthesiser_through_sdv_keeps_columns_values_and_dependence(three_fits):
+    frame, [(_, out), *_] = three_fits
     assert list(out.columns) == list(frame.columns) and len(out) == len(frame)
     assert set(out["a"]) <= set(frame["a"]) and set(out["c"]) <= set(frame["c"])
     assert out["x"].between(frame["x"].min(), frame["x"].max()).all()
@@ -208,15 +216,9 @@ def test_columns_independent_given_a_third_are_not_coupled(name):
     assert abs((out["u"] == out["v"]).mean() - truth) < 0.1
 
 
-@needs_dp
-@pytest.mark.slow  # an MST or AIM fit: 10-45 s on 2 cores
-@pytest.mark.parametrize("name", ["mst", "aim"])
-def test_same_seed_same_data_other_seed_other_data(name):
-    frame = _frame(200)
-    params = {"epsilon": 1.0, "delta": 1e-5, "bins": 8, "iters": 50}
-    one = synthesize(name, params, frame, seed=1).synthetic
-    two = synthesize(name, params, frame, seed=1).synthetic
-    three = synthesize(name, params, frame, seed=2).synthetic
+@pytest.mark.slow
+def test_same_seed_same_data_other_seed_other_data(three_fits):
+    _, [(_, one), (_, two), (_, three)] = three_fits
     pd.testing.assert_frame_equal(one, two)
     assert not one.equals(three)
 
