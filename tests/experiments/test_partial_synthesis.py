@@ -74,12 +74,13 @@ def _check(results, tmp_path, families):
 
 
 @pytest.mark.slow
-def test_smoke_run_of_every_family(tmp_path):
-    # MST and AIM left out: the experiment treats them as every family that conditions by
-    # rejection (the three GANs here), their partial draws are tested in
-    # tests/tuner/synthesis/test_partial.py, and their fits took 150 s of this test's 270
+def test_smoke_run_of_each_way_of_conditioning(tmp_path):
+    # the families that condition natively, and TVAE for those that draw by rejection: the
+    # experiment treats every one of those alike (the GANs, MST and AIM), each family's
+    # partial draws are tested in tests/tuner/synthesis/test_partial.py, and at one epoch each
+    # GAN's trial here spends 10-60 s drawing 160,000 records before it fails to condition
     families = [f for f in run.FAMILIES
-                if not run.SYNTHESIZERS[f].missing() and not run.SYNTHESIZERS[f].private]
+                if run.SYNTHESIZERS[f].conditioning == "native" or f == "tvae"]
     assert {run.SYNTHESIZERS[f].conditioning for f in families} == {"native", "reject"}
     results = _smoke(tmp_path, families)
     trials = pd.read_csv(results / "trials.csv")

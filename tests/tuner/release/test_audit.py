@@ -101,7 +101,7 @@ def test_release_carries_the_audit_and_split_json_is_the_owners_alone(tmp_path):
     out = tuned.output
     audit = _release_audit(out)
     assert audit["verdict"] == "passed" and audit["membership"]["ran"]
-    assert audit["membership"]["fits"] == 16 and len(audit["membership"]["target_auc"]) == 2
+    assert audit["membership"]["fits"] == 8 and len(audit["membership"]["target_auc"]) == 1
     assert audit["audit_set"]["available"] and audit["audit_set"]["n_audit"] > 0
     names = {r["constraint"] for r in audit["audit_set"]["rows"]}
     assert {"m", "copies", "near_copies", "dcr", "cap.affairs", "inference.affairs"} <= names
