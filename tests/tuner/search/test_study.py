@@ -234,11 +234,11 @@ def _assert_shared(study, n_trials, processes):
 def test_two_workers_share_one_study(tmp_path):
     # CTGAN trials (seconds each) so that the spawned worker starts before the budget is used;
     # its joblib work must not keep it alive after its last trial (this test would then hang)
-    cfg = config.load(write_config(tmp_path, n_trials=8, workers=2, synthesizers=("ctgan",)))
+    cfg = config.load(write_config(tmp_path, n_trials=6, workers=2, synthesizers=("ctgan",)))
     start = time.monotonic()
     _, study = _run(cfg)
     assert time.monotonic() - start < 250  # the exit hang it guards against is 300 s
-    _assert_shared(study, 8, processes=2)
+    _assert_shared(study, 6, processes=2)
 
 
 def test_two_invocations_started_together_share_one_study(tmp_path):
