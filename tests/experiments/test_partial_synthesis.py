@@ -76,9 +76,10 @@ def _check(results, tmp_path, families):
 @pytest.mark.slow
 def test_smoke_run_of_each_way_of_conditioning(tmp_path):
     # the families that condition natively, and TVAE for those that draw by rejection: the
-    # experiment treats every one of those alike (the GANs, MST and AIM), each family's
-    # partial draws are tested in tests/tuner/synthesis/test_partial.py, and at one epoch each
-    # GAN's trial here spends 10-60 s drawing 160,000 records before it fails to condition
+    # experiment treats every one of those alike (the neural families, MST and AIM), each
+    # family's partial draws are tested in tests/tuner/synthesis/test_partial.py, and at one
+    # epoch each neural family's trial here spent 10-60 s drawing 160,000 records before it
+    # failed to condition
     families = [f for f in run.FAMILIES
                 if run.SYNTHESIZERS[f].conditioning == "native" or f == "tvae"]
     assert {run.SYNTHESIZERS[f].conditioning for f in families} == {"native", "reject"}

@@ -62,8 +62,8 @@ def test_release_reproduces_a_neural_trial_bit_for_bit(tmp_path):
 
 
 def test_a_killed_export_leaves_release_absent_or_complete(tmp_path):
-    # the audit is off: five releases are made here, and what is staged, then moved, is the
-    # same files with it or without it
+    # the audit is off: the staging and the move under test are the same without it (less its
+    # figure), and each of the six exports would repeat its checks
     path = write_config(tmp_path, n_trials=1, synthesizers=("gaussian_copula",),
                         extra="[audit]\nenabled = false\nrequired = false\n")
     tuner.tune(path)

@@ -112,17 +112,19 @@ def _jobs(ctx: Context) -> int:
 def plan(ctx: Context, family: ReleasedFamily, size: int, seed: int) -> Plan:
     """Time one pilot fit of a shadow-sized table and choose the design (module docstring).
 
-    The timed fit is the process's second of the family: the first, untimed, on another table
-    with another seed, pays what only a first fit pays (imports, first calls), which the audit's
-    hundreds of fits do not (a CART fit on 1,000 Adult records in a new process: 3.5 s, then
-    0.3 s; timed cold, the default audit would move from the per-target game to the shared
-    one). Not the same table and seed twice: JAX (MST, AIM) compiles each estimation for its
-    data and noise and reuses the compilation only for the same ones, which no two audit fits
-    have (AIM on Fair: 4 s timed after the same fit, 11-22 s each in the audit that followed)."""
+    The timed fit follows an untimed one on another table with another seed, which pays what
+    only a process's first fit of a family pays (imports, first calls), as the audit's hundreds
+    of fits do not (a CART fit on 1,000 Adult records in a new process: 3.5 s, then 0.3 s;
+    timed cold, the default audit would move from the per-target game to the shared one). Not
+    the same table and seed twice: JAX (MST, AIM) compiles for the model's shapes (the cliques
+    chosen, MST's merged values), which follow from the data and the noise, and reuses a
+    compilation only for the same shapes, which audit fits seldom share (AIM on Fair: 4 s timed
+    after a fit of the same table and seed, 11-22 s each in the audit that followed)."""
     a, n_train = ctx.cfg.audit, len(ctx.split.train)
+    other = (seed + 1) % 2**32  # seeds are 32-bit (tuner.search.context's derive)
     warm_up, table = (ctx.split.holdout.sample(size, random_state=s).reset_index(drop=True)
-                      for s in (seed + 1, seed))
-    family(warm_up, seed + 1)  # untimed
+                      for s in (other, seed))
+    family(warm_up, other)  # untimed
     start = time.perf_counter()
     family(table, seed)
     pilot = time.perf_counter() - start

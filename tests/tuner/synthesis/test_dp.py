@@ -108,8 +108,10 @@ def _frame(n=300, seed=0):
 @pytest.fixture(scope="module", params=["mst", "aim"])
 def three_fits(request):
     """One family fitted on :func:`_frame` three times, as :func:`synthesize` fits (seeds 1, 1
-    and 2; epsilon 10), kept with its synthetic data: an MST or AIM fit takes 10-45 s on 2
-    cores (JAX compiles each estimation anew), so the tests below share them."""
+    and 2), kept with its synthetic data. Epsilon 10, the top of the search space, where the
+    dependence test needs it (the budget was tested at epsilon 1 before). A fit of a new seed
+    takes 10-45 s on 2 cores (JAX compiles for the model each one makes; the repeat of seed 1
+    reuses the first's), so the tests below share them."""
     if importlib.util.find_spec("mbi") is None:
         unavailable('the `dp` extra (mbi, jax) is not installed: '
                     'python -m pip install -e ".[dp]"')
