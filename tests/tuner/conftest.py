@@ -32,6 +32,8 @@ bins = [8]
 # release exercises it; tpr_limit = 1 never refuses (tests/tuner/release/test_audit.py tests
 # refusals)
 TINY_AUDIT_KEYS = {"targets": 1, "shadows": 8, "shadow_size": 60, "jobs": 1, "tpr_limit": 1.0}
+# a study without the release audit, where a test is of something else
+NO_AUDIT = "[audit]\nenabled = false\nrequired = false\n"
 TINY_AUDIT = "\n[audit]\n" + "".join(f"{k} = {v}\n" for k, v in TINY_AUDIT_KEYS.items())
 
 

@@ -26,7 +26,7 @@ from optuna.trial import TrialState
 
 import tuner
 from tests.data import unavailable
-from tests.tuner.conftest import write_config
+from tests.tuner.conftest import NO_AUDIT, write_config
 from tuner.search.budget import interrupted_numbers
 
 pytestmark = pytest.mark.slow
@@ -65,7 +65,7 @@ def test_a_killed_export_leaves_release_absent_or_complete(tmp_path):
     # the audit is off: the staging and the move under test are the same without it (less its
     # figure), and each of the six exports would repeat its checks
     path = write_config(tmp_path, n_trials=1, synthesizers=("gaussian_copula",),
-                        extra="[audit]\nenabled = false\nrequired = false\n")
+                        extra=NO_AUDIT)
     tuner.tune(path)
     out = tmp_path / "out"
     release = out / "release"
@@ -112,7 +112,7 @@ def _tmpfs(where: Path, size: str = "64m"):
 def test_a_read_only_output_is_one_clear_line_and_nothing_half_done(tmp_path):
     with _tmpfs(tmp_path / "disk") as disk:
         path = write_config(disk, n_trials=1, synthesizers=("gaussian_copula",),
-                            extra="[audit]\nenabled = false\nrequired = false\n")
+                            extra=NO_AUDIT)
         # in another process, so that no database on the disk is held open by this one
         subprocess.run([sys.executable, "-m", "tuner", "run", str(path), "--no-progress"],
                        cwd=ROOT, check=True, capture_output=True, timeout=600)

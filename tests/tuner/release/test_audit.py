@@ -185,7 +185,8 @@ SLOW = SynthesizerSpec("slowcart", "CART, a second slower a fit", lambda: _SlowC
                        seed_argument="random_state")
 
 
-def _registered(spec: SynthesizerSpec):  # noqa: ANN202 - a fixture's body
+@contextlib.contextmanager
+def _registered(spec: SynthesizerSpec):  # noqa: ANN202
     families.register(spec)
     try:
         yield
@@ -195,7 +196,8 @@ def _registered(spec: SynthesizerSpec):  # noqa: ANN202 - a fixture's body
 
 @pytest.fixture
 def slow_family():
-    yield from _registered(SLOW)
+    with _registered(SLOW):
+        yield
 
 
 class _CompilingCART(CARTSynthesizer):
@@ -220,7 +222,7 @@ def test_the_pilot_fit_pays_what_each_audit_fit_pays(tiny_config):
     spec = SynthesizerSpec("compiling", "CART paying for each new table", lambda: _CompilingCART,
                            {"min_samples_leaf": SYNTHESIZERS["cart"].space["min_samples_leaf"]},
                            seed_argument="random_state")
-    with contextlib.contextmanager(_registered)(spec):
+    with _registered(spec):
         ctx = prepare(tiny_config(synthesizers=("cart",)))
         _CompilingCART.seen.clear()
         chosen = plan(ctx, _family(ctx, "compiling", {"min_samples_leaf": 20}), 60, seed=5)
@@ -333,7 +335,8 @@ AUDIT_COLUMNS = ["age", "education", "marital_status", "occupation", "sex", "cap
 
 @pytest.fixture
 def memoriser():
-    yield from _registered(MEMORISER)
+    with _registered(MEMORISER):
+        yield
 
 
 # per target, the smallest game the config accepts at tpr_limit = 0.2 (4 targets x 100

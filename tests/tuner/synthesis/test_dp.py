@@ -20,13 +20,18 @@ from tuner.synthesis.families import SYNTHESIZERS
 from tuner.synthesis.synthesizers import build, fitted, synthesize
 
 
+def _require_dp() -> None:
+    """Skip without the `dp` extra (a failure in CI, which has it)."""
+    if importlib.util.find_spec("mbi") is None:
+        unavailable('the `dp` extra (mbi, jax) is not installed: '
+                    'python -m pip install -e ".[dp]"')
+
+
 def needs_dp(test):  # noqa: ANN001, ANN201
-    """Run ``test`` only with the `dp` extra; skipped without it (failed in CI, which has it)."""
+    """Run ``test`` only with the `dp` extra (:func:`_require_dp`)."""
     @functools.wraps(test)
     def run(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-        if importlib.util.find_spec("mbi") is None:
-            unavailable('the `dp` extra (mbi, jax) is not installed: '
-                        'python -m pip install -e ".[dp]"')
+        _require_dp()
         return test(*args, **kwargs)
     return run
 
@@ -112,9 +117,7 @@ def three_fits(request):
     dependence test needs it (the budget was tested at epsilon 1 before). A fit of a new seed
     takes 10-45 s on 2 cores (JAX compiles for the model each one makes; the repeat of seed 1
     reuses the first's), so the tests below share them."""
-    if importlib.util.find_spec("mbi") is None:
-        unavailable('the `dp` extra (mbi, jax) is not installed: '
-                    'python -m pip install -e ".[dp]"')
+    _require_dp()
     frame = _frame()
     params = {"epsilon": 10.0, "delta": 1e-5, "bins": 8, "iters": 100}
     fits = []
@@ -248,7 +251,7 @@ def test_a_private_family_is_released_with_the_trials_own_data(tmp_path):
     import json
 
     import tuner
-    from tests.tuner.conftest import write_config
+    from tests.tuner.conftest import NO_AUDIT, write_config
     from tuner.search.trials import DATA_SHA256_ATTR
 
     columns = ["age", "yrs_married", "children", "religious", "affairs"]
@@ -257,7 +260,7 @@ def test_a_private_family_is_released_with_the_trials_own_data(tmp_path):
     # test is of the refit's data, not of the gate, so its distance limits are wide
     path = write_config(tmp_path, synthesizers=("mst",), n_trials=1,
                         extra_risk="dcr_limit = 0.5\nnear_copy_limit = 0.5",
-                        extra="[audit]\nenabled = false\nrequired = false\n")
+                        extra=NO_AUDIT)
     path.write_text(path.read_text().replace(
         "train_fraction = 0.5", f"train_fraction = 0.5\ncolumns = {json.dumps(columns)}"))
     tuned = tuner.tune(path)
