@@ -226,7 +226,8 @@ def _model_size(domain: Any, cliques: Sequence[Clique]) -> float:
 
 
 def aim(data: Any, rho: float, rng: np.random.Generator, *, iters: int = 1000,
-        max_model_size: float = 80.0, max_cells: int = 10_000) -> Fitted:
+        max_model_size: float = 80.0, max_cells: int = 10_000,
+        rounds: int | None = None) -> Fitted:
     """AIM (McKenna et al. 2022) on the workload of every pair of columns.
 
     Candidates are the workload's marginals and their subsets, each weighted by its overlap with
@@ -235,11 +236,19 @@ def aim(data: Any, rho: float, rng: np.random.Generator, *, iters: int = 1000,
     gets most wrong, net of the noise its measurement would carry, among those keeping the
     junction tree under ``max_model_size`` times the share of budget used; Gaussian noise (nine
     tenths) measures it and the model is re-estimated. When a measurement barely moves the model
-    the noise is halved; the last round spends what is left. ``T = 16 d`` rounds at the start.
+    the noise is halved; the last round spends what is left. ``rounds``: the ``T`` of the
+    paper's Algorithm 1, which sets each round's share of the budget (``16 d`` by default, as
+    in the authors' ``mechanisms/aim.py``); fewer rounds measure fewer, less noisy marginals in
+    less time. The ``d`` one-way measurements spend ``0.9 rho d / T``, so ``T >= d``.
     """
     _check(data, rho)
     domain = data.domain
     d = len(domain.attrs)
+    if rounds is None:
+        rounds = 16 * d
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < d:
+        raise ValueError(f"rounds >= {d} (the number of columns: the one-way measurements "
+                         f"spend 0.9 rho d / rounds) must hold, but got {rounds=}")
     workload = [cl for cl in itertools.combinations(domain.attrs, 2)
                 if domain.size(cl) <= max_cells]
     weight: dict[Clique, float] = {}
@@ -249,7 +258,6 @@ def aim(data: Any, rho: float, rng: np.random.Generator, *, iters: int = 1000,
     for a in domain.attrs:
         weight.setdefault((a,), 0.0)
     answers = {cl: np.asarray(data.project(cl).datavector(), dtype=float) for cl in weight}
-    rounds = 16 * d
     sigma = math.sqrt(rounds / (2 * 0.9 * rho))
     epsilon = math.sqrt(8 * 0.1 * rho / rounds)
     measurements = [_measure(data, (a,), sigma, rng) for a in domain.attrs]

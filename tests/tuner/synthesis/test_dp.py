@@ -120,6 +120,8 @@ def three_fits(request):
     _require_dp()
     frame = _frame()
     params = {"epsilon": 10.0, "delta": 1e-5, "bins": 8, "iters": 100}
+    if request.param == "aim":  # 2 rounds a column, not 16: a third less time (compilations)
+        params["rounds"] = 8
     fits = []
     for seed in (1, 1, 2):
         synth = build(request.param, params, frame, seed=seed)
@@ -136,6 +138,32 @@ def test_spends_its_budget_and_no_more(three_fits):
     assert rho * 0.999 <= synth.rho_spent_ <= rho * (1 + 1e-9)
     cliques = synth._model.fitted.cliques
     assert cliques and all(len(cl) <= 2 for cl in cliques)
+
+
+@needs_dp
+@pytest.mark.slow
+def test_aim_with_as_many_rounds_as_columns_spends_its_budget_and_no_more():
+    # T = d, the fewest: the one-way measurements spend 0.9 rho, the rounds the rest
+    from tuner.synthesis import dp_mechanisms as mech
+
+    rng = np.random.default_rng(2)
+    codes = {f"c{j}": rng.integers(0, 3, 200) for j in range(3)}
+    data = mech.dataset(codes, {"c0": 3, "c1": 3, "c2": 3})
+    rho = cdp_rho(1.0, 1e-5)
+    fitted = mech.aim(data, rho, np.random.default_rng(0), iters=20, rounds=3)
+    assert rho * 0.999 <= fitted.rho_spent <= rho * (1 + 1e-9) and fitted.cliques
+    with pytest.raises(ValueError, match=r"rounds >= 3 .* but got rounds=2"):
+        mech.aim(data, rho, np.random.default_rng(0), iters=20, rounds=2)
+
+
+@needs_dp
+def test_aim_refuses_fewer_rounds_than_columns_by_name():
+    frame = _frame(n=60)
+    for bad in (1, 2.5, True):
+        with pytest.raises(ValueError, match=r"`rounds` must be None .* but got"):
+            dp.AIMSynthesizer(metadata_for(frame), rounds=bad)
+    with pytest.raises(ValueError, match=r"`rounds >= 4` \(the table's number of columns"):
+        build("aim", {"epsilon": 1.0, "rounds": 3}, frame, seed=0).fit({TABLE: frame})
 
 
 @needs_dp
@@ -215,7 +243,8 @@ def test_columns_independent_given_a_third_are_not_coupled(name):
     frame = pd.DataFrame({"s": s.astype(str), "u": child().astype(str),
                           "v": child().astype(str)})
     truth = (frame["u"] == frame["v"]).mean()
-    out = synthesize(name, {"epsilon": 50.0, "delta": 1e-5, "bins": 8, "iters": 200}, frame,
+    params = {"epsilon": 50.0, "delta": 1e-5, "bins": 8, "iters": 200}
+    out = synthesize(name, params | ({"rounds": 6} if name == "aim" else {}), frame,
                      seed=4).synthetic
     assert (out["u"] == out["s"]).mean() > 0.6  # the dependence on s is kept
     assert abs((out["u"] == out["v"]).mean() - truth) < 0.1
