@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from tuner import config
@@ -68,6 +70,23 @@ def write_config(folder: Path, *, synthesizers=("cart", "gaussian_copula"), n_tr
     path = folder / "study.toml"
     path.write_text(text)
     return path
+
+
+def assert_no_real_records(output: Path, frame: pd.DataFrame, *, released: Path) -> None:
+    """No record of Fair's ``frame`` in any file under ``output`` but ``released`` (the released
+    synthetic data themselves): whole records, and the long values of ``affairs`` (Fair's
+    0.1111111 and the like) as whole numbers; a float such as 1/9 = 0.1111111111 in a store is a
+    coincidence, not a record."""
+    rows = [",".join(map(repr, r)) for r in frame.itertuples(index=False)]
+    rows += [",".join(map(str, r)) for r in frame.itertuples(index=False)]
+    long_values = sorted({repr(v) for v in frame["affairs"] if len(repr(v)) >= 8})
+    values = re.compile("|".join(rf"(?<![0-9.]){re.escape(v)}(?![0-9])" for v in long_values))
+    for path in output.rglob("*"):
+        if not path.is_file() or path == released:
+            continue
+        content = path.read_bytes().decode("latin-1")
+        leaked = [s for s in rows if s in content] + values.findall(content)
+        assert not leaked, (path, leaked[:3])
 
 
 @pytest.fixture

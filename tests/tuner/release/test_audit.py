@@ -16,11 +16,11 @@ from mlflow.tracking import MlflowClient
 
 import tuner
 from tests.data import load_adult
-from tests.tuner.conftest import TINY_AUDIT, write_config
+from tests.tuner.conftest import TINY_AUDIT, assert_no_real_records, write_config
 from tests.tuner.memoriser import SPEC as MEMORISER
 from tuner import config
 from tuner.config import ConfigError
-from tuner.data import Split, split
+from tuner.data import Split, read_builtin, split
 from tuner.release.recreate import NoFeasibleTrial
 from tuner.scoring.evaluation import evaluate
 from tuner.search.context import prepare
@@ -137,6 +137,9 @@ def test_release_carries_the_audit_and_split_json_is_the_owners_alone(tmp_path):
     again = tuner.load(out)
     again.release()
     assert _release_audit(out)["membership"] == audit["membership"]
+    # no real record in the audit's files (nor any other), the released data aside
+    assert_no_real_records(out, read_builtin("builtin:fair"), released=out / "release" /
+                           "synthetic.csv")
 
 
 @pytest.mark.slow
