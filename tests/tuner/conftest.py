@@ -30,9 +30,9 @@ bins = [8]
 """
 
 
-# the release audit, as small as it runs (8 fits of 60-record tables, in-process): every test
-# release exercises it; tpr_limit = 1 never refuses (tests/tuner/release/test_audit.py tests
-# refusals)
+# the release audit, as small as it runs (8 fits of 60-record tables, in-process): a test
+# release runs it unless the test turns it off (NO_AUDIT); tpr_limit = 1 never refuses
+# (tests/tuner/release/test_audit.py tests refusals)
 TINY_AUDIT_KEYS = {"targets": 1, "shadows": 8, "shadow_size": 60, "jobs": 1, "tpr_limit": 1.0}
 # a study without the release audit, where a test is of something else
 NO_AUDIT = "[audit]\nenabled = false\nrequired = false\n"

@@ -63,7 +63,7 @@ def test_release_reproduces_a_neural_trial_bit_for_bit(tmp_path):
 
 def test_a_killed_export_leaves_release_absent_or_complete(tmp_path):
     # the audit is off: the staging and the move under test are the same without it (less its
-    # figure), and each of the six exports would repeat its checks
+    # figure), and each of the five exports would repeat its checks
     path = write_config(tmp_path, n_trials=1, synthesizers=("gaussian_copula",),
                         extra=NO_AUDIT)
     tuner.tune(path)
@@ -72,7 +72,7 @@ def test_a_killed_export_leaves_release_absent_or_complete(tmp_path):
     assert _complete(release)
     cmd = [sys.executable, "-m", "tuner", "release", str(out)]
     killed_while_staging = 0
-    for delay in (0.5, 3.0, 6.0):  # early, middle and late in the staging (each a process)
+    for delay in (0.5, 3.0, 6.0):  # killed 0.05, 0.3 and 0.6 s into the staging
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 120

@@ -33,7 +33,7 @@ import json
 import math
 import time
 import warnings
-from typing import Any
+from typing import Any, TypedDict
 
 import joblib
 import numpy as np
@@ -360,13 +360,27 @@ def release_audit(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTr
                      "family": ev.synthesizer, "params": dict(ev.params),
                      "auxiliary_records": len(ctx.split.holdout)},
     }
-    if ev.synthesizer in DP_FAMILIES and "epsilon" in ev.params:
-        # the claim is for add/remove-one neighbours (tuner.synthesis.dp); the game replaces
-        # one record, where group privacy makes it (2 epsilon, (1 + e^epsilon) delta)
-        out["claimed_epsilon"] = float(ev.params["epsilon"])
-        out["claimed_neighbours"] = "add/remove one record"
-        out["claimed_epsilon_in_game"] = 2.0 * float(ev.params["epsilon"])
+    if (claim := dp_claim(ev.synthesizer, ev.params)) is not None:
+        out.update(claim)
     return out
+
+
+class DPClaim(TypedDict):  # a differentially private family's claim, in the audit entry
+    claimed_epsilon: float
+    claimed_neighbours: str
+    claimed_epsilon_in_game: float
+
+
+def dp_claim(family: str, params: dict[str, Any]) -> DPClaim | None:
+    """What a differentially private family claims, beside the audit's lower bound: its
+    ``epsilon``, for add/remove-one neighbours (:mod:`tuner.synthesis.dp`); the game replaces
+    one record, where group privacy makes the claim ``(2 epsilon, (1 + e^epsilon) delta)``.
+    ``None`` for another family."""
+    if family not in DP_FAMILIES or "epsilon" not in params:
+        return None
+    epsilon = float(params["epsilon"])
+    return {"claimed_epsilon": epsilon, "claimed_neighbours": "add/remove one record",
+            "claimed_epsilon_in_game": 2.0 * epsilon}
 
 
 def metrics(audit: dict[str, Any]) -> dict[str, float]:

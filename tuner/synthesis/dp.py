@@ -221,7 +221,7 @@ class AIMSynthesizer(_DPSynthesizer):
     """AIM (McKenna et al. 2022) on the workload of all pairs; see
     :func:`tuner.synthesis.dp_mechanisms.aim`. Arguments as :class:`_DPSynthesizer`, and
     ``max_model_size`` (megabytes of the graphical model at the end) and ``rounds`` (the
-    paper's ``T``: ``None`` for ``16 d``, at least the number of columns ``d``)."""
+    paper's ``T``: ``None`` for ``16 d``; see :func:`tuner.synthesis.dp_mechanisms.aim_rounds`)."""
 
     def __init__(self, metadata: Any, enforce_min_max_values: bool = True,
                  enforce_rounding: bool = True, locales: list[str] | None = None,
@@ -233,19 +233,15 @@ class AIMSynthesizer(_DPSynthesizer):
         if not (isinstance(max_model_size, (int, float)) and max_model_size > 0):
             raise InputError(f"`max_model_size > 0` must hold, but got {max_model_size!r}")
         if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, int)
-                                   or rounds < 2):
-            raise InputError(f"`rounds` must be None (16 per column) or an integer >= 2 (and "
-                             f">= the number of columns at fit), but got {rounds!r}")
+                                   or rounds < 1):
+            raise InputError(f"`rounds` must be None (16 per column) or a positive integer "
+                             f"(at least the number of columns, checked at fit), but got "
+                             f"{rounds!r}")
         self.max_model_size = float(max_model_size)
         self.rounds = rounds
 
     def _run(self, data: Any, rho: float, rng: np.random.Generator) -> Any:
         from tuner.synthesis.dp_mechanisms import aim
 
-        d = len(data.domain.attrs)
-        if self.rounds is not None and self.rounds < d:
-            raise InputError(f"`rounds >= {d}` (the table's number of columns: AIM's one-way "
-                             f"measurements spend 0.9 rho d / rounds) must hold, but got "
-                             f"{self.rounds}")
         return aim(data, rho, rng, iters=self.iters, max_model_size=self.max_model_size,
                    rounds=self.rounds)

@@ -38,6 +38,8 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import softmax
 
+from tuner.errors import InputError
+
 Clique = tuple[str, ...]
 
 
@@ -225,6 +227,24 @@ def _model_size(domain: Any, cliques: Sequence[Clique]) -> float:
     return float(hypothetical_model_size(domain, list(cliques)))
 
 
+def aim_rounds(rounds: int | None, d: int) -> int:
+    """AIM's ``T`` for ``d`` columns: ``16 d`` for ``None`` (the authors' ``mechanisms/aim.py``),
+    else ``rounds``, which must be an integer ``>= d``.
+
+    The ``d`` one-way marginals measured first spend ``0.9 rho d / T`` (Algorithm 1:
+    ``sigma^2 = T / (2 * 0.9 rho)`` each): ``T <= 0.9 d`` would leave nothing or overspend, and
+    ``T >= d`` keeps at least a tenth of ``rho`` for the adaptive rounds.
+    """
+    if rounds is None:
+        return 16 * d
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < d:
+        raise InputError(f"AIM's `rounds` must be an integer >= {d} (the number of columns the "
+                         f"model sees: the one-way marginals spend 0.9 rho d / rounds, and at "
+                         f"least a tenth of rho is kept for the adaptive rounds), but got "
+                         f"{rounds!r}")
+    return rounds
+
+
 def aim(data: Any, rho: float, rng: np.random.Generator, *, iters: int = 1000,
         max_model_size: float = 80.0, max_cells: int = 10_000,
         rounds: int | None = None) -> Fitted:
@@ -237,18 +257,13 @@ def aim(data: Any, rho: float, rng: np.random.Generator, *, iters: int = 1000,
     junction tree under ``max_model_size`` times the share of budget used; Gaussian noise (nine
     tenths) measures it and the model is re-estimated. When a measurement barely moves the model
     the noise is halved; the last round spends what is left. ``rounds``: the ``T`` of the
-    paper's Algorithm 1, which sets each round's share of the budget (``16 d`` by default, as
-    in the authors' ``mechanisms/aim.py``); fewer rounds measure fewer, less noisy marginals in
-    less time. The ``d`` one-way measurements spend ``0.9 rho d / T``, so ``T >= d``.
+    paper's Algorithm 1 (:func:`aim_rounds`), from which each round's share of the budget
+    starts at ``rho / T``; fewer rounds measure fewer, less noisy marginals in less time.
     """
     _check(data, rho)
     domain = data.domain
     d = len(domain.attrs)
-    if rounds is None:
-        rounds = 16 * d
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < d:
-        raise ValueError(f"rounds >= {d} (the number of columns: the one-way measurements "
-                         f"spend 0.9 rho d / rounds) must hold, but got {rounds=}")
+    rounds = aim_rounds(rounds, d)
     workload = [cl for cl in itertools.combinations(domain.attrs, 2)
                 if domain.size(cl) <= max_cells]
     weight: dict[Clique, float] = {}

@@ -21,6 +21,8 @@ from tests.tuner.memoriser import SPEC as MEMORISER
 from tuner import config
 from tuner.config import ConfigError
 from tuner.data import Split, read_builtin, split
+from tuner.release import report_audit
+from tuner.release.audit import dp_claim
 from tuner.release.recreate import NoFeasibleTrial
 from tuner.scoring.evaluation import evaluate
 from tuner.search.context import prepare
@@ -137,6 +139,16 @@ def test_release_carries_the_audit_and_split_json_is_the_owners_alone(tmp_path):
     again = tuner.load(out)
     again.release()
     assert _release_audit(out)["membership"] == audit["membership"]
+    # a DP family's claim, beside the bound the audit found: none for CART; for MST, epsilon
+    # and what it guarantees in a game that replaces one record (group privacy: twice it)
+    assert "claimed_epsilon" not in audit and dp_claim("cart", {"epsilon": 1.0}) is None
+    claim = dp_claim("mst", {"epsilon": 0.3, "delta": 1e-5, "bins": 8})
+    assert claim is not None
+    assert claim["claimed_epsilon"] == 0.3 and claim["claimed_epsilon_in_game"] == 0.6
+    said = " ".join(c.to_csv() if isinstance(c, pd.DataFrame) else str(c)
+                    for _, c in report_audit.blocks({"audit": audit | claim}))
+    assert "claimed epsilon 0.3 for neighbours that differ by adding or removing one record" \
+        in said and "guarantees at most 0.6" in said
     # no real record in the audit's files (nor any other), the released data aside
     assert_no_real_records(out, read_builtin("builtin:fair"), released=out / "release" /
                            "synthetic.csv")

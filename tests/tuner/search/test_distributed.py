@@ -85,7 +85,7 @@ print(Tracker(uri, "race", Path(folder)).experiment_id)
 
 def test_processes_creating_the_stores_at_once(servers, tmp_path):
     """Optuna's schema on a new database and one MLflow experiment, by 4 processes at once
-    (each imports the tuner's stores first, about 5 s of CPU: 6 cost a minute on 2 cores)."""
+    (each about 10 s of CPU on 2 busy cores, half of it importing the stores)."""
     import sqlalchemy
 
     server, uri = servers

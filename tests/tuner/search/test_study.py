@@ -57,7 +57,7 @@ def _child_runs(cfg):
 
 # the every-family study reads three of Fair's nine columns: AIM's rounds (16 per column),
 # AIM's and MST's cliques and their JAX compilations (cold in CI) shrink with the columns. One
-# MST and one AIM fit in a new process, CPU: 40 s on 5 columns, 21 s on 3 (9 columns: 137 s)
+# MST and one AIM fit in a new process: 40 s of CPU on 5 columns, 21 s on 3
 E2E_COLUMNS = ["age", "religious", "affairs"]
 
 
@@ -230,7 +230,7 @@ def test_two_workers_share_one_study(tmp_path):
 
 def test_two_invocations_started_together_share_one_study(tmp_path):
     # both create the new SQLite stores at once: creation must be serialised (the release's
-    # audit is off: it is not what the two processes share)
+    # audit is off, not under test here; two workers export with it in the test above)
     path = write_config(tmp_path, n_trials=8, synthesizers=("cart",), extra=NO_AUDIT)
     cmd = [sys.executable, "-m", "tuner", "run", str(path), "--no-progress"]
     root = Path(__file__).resolve().parents[3]

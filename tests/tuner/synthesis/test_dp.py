@@ -115,8 +115,8 @@ def three_fits(request):
     """One family fitted on :func:`_frame` three times, as :func:`synthesize` fits (seeds 1, 1
     and 2), kept with its synthetic data. Epsilon 10, the top of the search space, where the
     dependence test needs it (the budget was tested at epsilon 1 before). A fit of a new seed
-    takes 10-45 s on 2 cores (JAX compiles for the model each one makes; the repeat of seed 1
-    reuses the first's), so the tests below share them."""
+    takes 8-35 s of CPU (AIM at 8 rounds; JAX compiles for the model each one makes, the repeat
+    of seed 1 reuses the first's), so the tests below share them."""
     _require_dp()
     frame = _frame()
     params = {"epsilon": 10.0, "delta": 1e-5, "bins": 8, "iters": 100}
@@ -143,26 +143,53 @@ def test_spends_its_budget_and_no_more(three_fits):
 @needs_dp
 @pytest.mark.slow
 def test_aim_with_as_many_rounds_as_columns_spends_its_budget_and_no_more():
-    # T = d, the fewest: the one-way measurements spend 0.9 rho, the rounds the rest
+    # T = d, the fewest: the one-way marginals spend 0.9 rho, and with d = 3 less than two
+    # rounds' worth (2 rho / 3) is left, so one last round takes the rest
     from tuner.synthesis import dp_mechanisms as mech
 
     rng = np.random.default_rng(2)
     codes = {f"c{j}": rng.integers(0, 3, 200) for j in range(3)}
     data = mech.dataset(codes, {"c0": 3, "c1": 3, "c2": 3})
     rho = cdp_rho(1.0, 1e-5)
-    fitted = mech.aim(data, rho, np.random.default_rng(0), iters=20, rounds=3)
-    assert rho * 0.999 <= fitted.rho_spent <= rho * (1 + 1e-9) and fitted.cliques
-    with pytest.raises(ValueError, match=r"rounds >= 3 .* but got rounds=2"):
-        mech.aim(data, rho, np.random.default_rng(0), iters=20, rounds=2)
+    fit = mech.aim(data, rho, np.random.default_rng(0), iters=20, rounds=3)
+    assert rho * 0.999 <= fit.rho_spent <= rho * (1 + 1e-9) and len(fit.cliques) == 1
 
 
 @needs_dp
-def test_aim_refuses_fewer_rounds_than_columns_by_name():
+def test_aim_rounds_set_the_noise_and_fewer_than_the_columns_are_refused(monkeypatch):
+    from tuner.errors import InputError
+    from tuner.synthesis import dp_mechanisms as mech
+
+    # Algorithm 1 (McKenna et al. 2022): sigma = sqrt(T / (2 * 0.9 rho)) for every one-way
+    # marginal, T = 16 d by default; the measurements are recorded, then the fit stopped
+    class Stop(Exception):
+        pass
+
+    sigmas: list[float] = []
+
+    def measure(data, clique, sigma, rng):  # noqa: ANN001, ANN202
+        sigmas.append(sigma)
+        raise Stop
+
+    monkeypatch.setattr(mech, "_measure", measure)
+    data = mech.dataset({f"c{j}": np.arange(30) % 3 for j in range(3)},
+                        {"c0": 3, "c1": 3, "c2": 3})
+    rho = cdp_rho(1.0, 1e-5)
+    for rounds, t in ((None, 48), (5, 5)):
+        with pytest.raises(Stop):
+            mech.aim(data, rho, np.random.default_rng(0), rounds=rounds)
+        assert sigmas.pop() == pytest.approx(math.sqrt(t / (2 * 0.9 * rho)))
+    assert mech.aim_rounds(None, 4) == 64 and mech.aim_rounds(4, 4) == 4
+    for bad in (3, 4.0, True):
+        with pytest.raises(InputError, match=r"`rounds` must be an integer >= 4 \(the number "
+                                             r"of columns.*but got"):
+            mech.aim_rounds(bad, 4)
+    # the synthesiser: the type when made, the number of columns when fitted
     frame = _frame(n=60)
-    for bad in (1, 2.5, True):
-        with pytest.raises(ValueError, match=r"`rounds` must be None .* but got"):
+    for bad in (0, 2.5, True):
+        with pytest.raises(InputError, match=r"`rounds` must be None .* but got"):
             dp.AIMSynthesizer(metadata_for(frame), rounds=bad)
-    with pytest.raises(ValueError, match=r"`rounds >= 4` \(the table's number of columns"):
+    with pytest.raises(InputError, match=r"`rounds` must be an integer >= 4"):
         build("aim", {"epsilon": 1.0, "rounds": 3}, frame, seed=0).fit({TABLE: frame})
 
 
@@ -276,7 +303,8 @@ def test_run_without_the_extra_stops_before_any_trial(tmp_path, monkeypatch, cap
 def test_a_private_family_is_released_with_the_trials_own_data(tmp_path):
     # an MST study with a secret (its noise keyed with the study's secret, never a seed): the
     # release fits MST again and must find the trial's data fingerprint, else it refuses. The
-    # audit is off here (16 MST refits, 150 s); the audit of any family is tested elsewhere
+    # audit is off here (10 MST fits with its pilot); its refits call the trials' synthesize,
+    # and a DP family's claim in it is tested in tests/tuner/release/test_audit.py (dp_claim)
     import json
 
     import tuner

@@ -58,7 +58,7 @@ def test_cart_draws_given_the_kept_columns(table):
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow)
                                   if n in ("aim", "mst") else n
-                                  for n in sorted(SYNTHESIZERS)])  # AIM ~40 s, MST ~7 s
+                                  for n in sorted(SYNTHESIZERS)])  # AIM ~10-25 s, MST ~7 s
 def test_every_family_draws_partially_synthetic_sets(table, name):
     spec = SYNTHESIZERS[name]
     if spec.missing():
