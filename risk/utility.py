@@ -1,7 +1,7 @@
 """Utility of synthetic data as a distance between distributions (design §7).
 
-The tuner's default utility is SDMetrics' Quality Report (``tuner.scoring.utility``); this one needs
-nothing beyond numpy and pandas, so it lives here beside the risk measures it shares its
+The tuner's default utility is SDMetrics' Quality Report (``tuner.scoring._utility``); this
+one needs nothing beyond numpy and pandas, so it lives here beside the risk measures it shares its
 encoding with.
 """
 

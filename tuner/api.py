@@ -26,18 +26,30 @@ import optuna
 import pandas as pd
 
 from tuner import config as config_module
+from tuner._common import attrs
 from tuner.config import Config, ConfigError
 from tuner.errors import InputError
-from tuner.release import report
-from tuner.release.audit_backend import check_reachable
-from tuner.release.export import RELEASED_ATTR, NoFeasibleTrial, export
-from tuner.release.manifest import Manifest, read_manifest
-from tuner.search.context import prepare
-from tuner.search.locks import claim_lock
-from tuner.search.storage import SecretChanged, open_study, storage
-from tuner.search.study import run_study
-from tuner.search.tracking import local_uri
-from tuner.search.trials import best_feasible, is_pareto, pareto_choice, trials_frame
+from tuner.release import (
+    Manifest,
+    NoFeasibleTrial,
+    check_reachable,
+    export_release,
+    read_manifest,
+    write_report,
+)
+from tuner.search import (
+    SecretChanged,
+    best_feasible,
+    claim_lock,
+    is_pareto,
+    local_uri,
+    open_study,
+    pareto_choice,
+    prepare,
+    run_study,
+    trials_frame,
+)
+from tuner.search import open_storage as storage
 
 RUN_FILE = "run.json"
 
@@ -62,7 +74,7 @@ class TunedStudy:
     @property
     def released_trial(self) -> int | None:
         """Number of the trial whose data are in ``release/`` (``None`` before a release)."""
-        value = self.optuna_study.user_attrs.get(RELEASED_ATTR)
+        value = self.optuna_study.user_attrs.get(attrs.RELEASED)
         return None if value is None else int(value)
 
     @property
@@ -74,7 +86,7 @@ class TunedStudy:
         """One row per finished trial; ``released`` marks the released one."""
         study = self.optuna_study
         frame = trials_frame(study)
-        released = study.user_attrs.get(RELEASED_ATTR)
+        released = study.user_attrs.get(attrs.RELEASED)
         if len(frame):
             frame.insert(1, "released", frame["number"] == released)
             if is_pareto(study):  # Pareto mode: the feasible front the release was picked from
@@ -101,7 +113,7 @@ class TunedStudy:
                              "older version without report data; run `risk-tuner release` "
                              "again to re-create it")
         assert self.release_folder is not None
-        return report.write(self.release_folder, m)
+        return write_report(self.release_folder, m)
 
     def config(self) -> Config:
         source = self.config_source or self.config_dict
@@ -113,7 +125,7 @@ class TunedStudy:
         """Re-create the best feasible trial's data (reads the data) and export it."""
         ctx = prepare(self.config())
         # open_study refuses a study that was run on other data (DataChanged, exit 2)
-        return export(ctx, open_study(ctx), folder)
+        return export_release(ctx, open_study(ctx), folder)
 
 
 def load_config(source: str | Path | Mapping[str, Any] | None, **overrides: Any) -> Config:
@@ -211,14 +223,14 @@ def tune(config: str | Path | Mapping[str, Any] | None, *, output: str | Path | 
 
     ``config`` is a TOML path, a dict shaped like the TOML, or ``None`` for the demo. Without a
     feasible trial the study is returned with ``released_trial`` ``None``; ``release()`` then
-    raises :class:`tuner.release.export.NoFeasibleTrial` saying which constraint failed how often.
+    raises :class:`tuner.release.NoFeasibleTrial` saying which constraint failed how often.
     """
     cfg = load_config(config, output=Path(output) if output is not None else None,
                       n_trials=trials, workers=workers, mode=mode,
                       synthesizers=tuple(synthesizers) if synthesizers is not None else None)
     study, ctx = start(cfg, progress=progress)
     try:
-        export(ctx, study.optuna_study, once=True)
+        export_release(ctx, study.optuna_study, once=True)
     except NoFeasibleTrial:
         pass
     return study

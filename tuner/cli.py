@@ -26,7 +26,7 @@ def _print_table(tuned) -> None:  # noqa: ANN001
         return
     frame["released"] = frame["released"].map({True: "<== released", False: ""})
     cols = ["number", "state", "synthesizer", "utility", "m", "loss", "feasible"]
-    # feasible as scored, failed in full at release (tuner.release.export)
+    # feasible as scored, failed in full at release (tuner.release._export)
     if frame["refused"].any():
         frame["refused"] = frame["refused"].map({True: "refused", False: ""})
         cols.append("refused")
@@ -48,19 +48,18 @@ def _print_membership_warning(study) -> None:  # noqa: ANN001
 
 
 def _print_release_summary(folder: Path) -> None:
-    """The release's summary block (:func:`tuner.release.summary.summary`, the top of its
+    """The release's summary block (:func:`tuner.release._summary.summary`, the top of its
     report)."""
-    from tuner.release.manifest import read_manifest
-    from tuner.release.summary import summary
+    from tuner.release import read_manifest, summary_lines
 
-    lines = summary(read_manifest(folder / "manifest.json"))
+    lines = summary_lines(read_manifest(folder / "manifest.json"))
     print(f"\n{lines[0]}\n" + "\n".join(f"  {line}" for line in lines[1:]))
 
 
 def _summary(cfg, ctx, release_dir: Path | None, note: str = "") -> None:  # noqa: ANN001
     from sqlalchemy.engine import make_url
 
-    from tuner.search.tracking import is_remote, ui_command
+    from tuner.search import is_remote, ui_command
 
     out = cfg.study.output.resolve()
     storage = ctx.storage_url
@@ -85,7 +84,7 @@ def _summary(cfg, ctx, release_dir: Path | None, note: str = "") -> None:  # noq
 
 def _run(cfg, *, progress: bool) -> int:  # noqa: ANN001
     from tuner.api import start
-    from tuner.release.export import NoFeasibleTrial, export, release_note
+    from tuner.release import NoFeasibleTrial, export_release, release_note
 
     mode = (f"; Pareto mode (maximise U, minimise M), release pick "
             f"{cfg.study.pareto_pick!r}" if cfg.study.mode == "pareto" else "")
@@ -94,7 +93,7 @@ def _run(cfg, *, progress: bool) -> int:  # noqa: ANN001
           f"{cfg.study.output.resolve()}")
     tuned, ctx = start(cfg, progress=progress)  # an unreadable data file: a ValueError naming it
     try:
-        folder = export(ctx, tuned.optuna_study, once=True)  # one worker of many exports
+        folder = export_release(ctx, tuned.optuna_study, once=True)  # one worker of many exports
     except NoFeasibleTrial as exc:
         _print_table(tuned)
         _print_membership_warning(tuned.optuna_study)
@@ -195,8 +194,8 @@ def _check_study(tuned, args) -> None:  # noqa: ANN001
     import optuna
 
     from tuner.config import ConfigError
-    from tuner.search.database import shown as _shown
-    from tuner.search.storage import storage
+    from tuner.search import open_storage as storage
+    from tuner.search import shown_url as _shown
 
     key = "--study" if getattr(args, "study", None) else "study.name"
     url = tuned.storage_url
@@ -321,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from tuner.api import load, load_config
     from tuner.config import ConfigError
-    from tuner.release.export import NoFeasibleTrial
+    from tuner.release import NoFeasibleTrial
 
     try:
         if args.command in ("run", "demo"):

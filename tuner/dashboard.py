@@ -8,7 +8,7 @@ feasible and the trial with the lowest loss as the best, however infeasible.
 
 :class:`FeasibilityStorage` wraps the study's storage for the dashboard (and only for it):
 
-* ``get_best_trial`` returns the trial the release takes (:func:`tuner.search.trials.best_feasible`:
+* ``get_best_trial`` returns the trial the release takes (:func:`tuner.search.best_feasible`:
   the lowest loss among those whose every constraint is <= 0, Optuna's convention, and not
   refused at release);
 * every trial it serves also carries its constraint values as the list the dashboard reads, so
@@ -39,7 +39,7 @@ from optuna.trial import FrozenTrial
 from tuner._common import attrs as attrs_module
 from tuner.config import ConfigError
 from tuner.errors import InputError
-from tuner.search.trials import REJECTED_PREFIX, best_feasible, pareto_choice, rejected
+from tuner.search import best_feasible, pareto_choice, rejected
 
 if TYPE_CHECKING:  # optuna declares it in a private module only
     from optuna.study._frozen import FrozenStudy
@@ -110,10 +110,10 @@ class FeasibilityStorage(BaseStorage):
 
     def _refused(self, study_id: int) -> set[int]:
         """Numbers of the study's trials refused at release
-        (:func:`tuner.search.trials.rejected`)."""
+        (:func:`tuner.search._trials.rejected`)."""
         attrs = self._inner.get_study_user_attrs(study_id)
-        return {int(k[len(REJECTED_PREFIX):]) for k, v in attrs.items()
-                if k.startswith(REJECTED_PREFIX) and v}
+        return {int(k[len(attrs_module.REJECTED_PREFIX):]) for k, v in attrs.items()
+                if k.startswith(attrs_module.REJECTED_PREFIX) and v}
 
     # everything else: the wrapped storage's answer
     def create_new_study(self, directions: Sequence[optuna.study.StudyDirection],
@@ -180,7 +180,7 @@ class FeasibleBestOnly:
     :class:`FeasibilityStorage` picks the best feasible trial otherwise. In a Pareto-mode study
     (two directions) optuna-dashboard's "best trials" are the front of *every* trial, which an
     infeasible trial can dominate away; they are replaced by the front of the feasible trials
-    (:func:`tuner.search.trials.pareto_choice`, the front the release is picked from)."""
+    (:func:`tuner.search._trials.pareto_choice`, the front the release is picked from)."""
 
     name = "feasible_best_only"
     api = 2
@@ -200,7 +200,7 @@ class FeasibleBestOnly:
             if len(body.get("directions", ())) > 1 and "trials" in body:
                 front = self._feasible_front(int(kwargs["study_id"]))
                 body["best_trials"] = [t for t in body["trials"] if t.get("number") in front]
-            else:  # feasible, and not refused at release (tuner.release.export)
+            else:  # feasible, and not refused at release (tuner.release._export)
                 refused = rejected(self._study(int(kwargs["study_id"])))
                 body["best_trials"] = [t for t in body["best_trials"]
                                        if all(c <= 0 for c in t.get("constraints", []))
@@ -233,7 +233,7 @@ def app(storage: BaseStorage) -> Any:
 
 def open_storage(storage_url: str) -> BaseStorage:
     """The study's Optuna storage; a SQLite file must exist (never create an empty one)."""
-    from tuner.search.storage import storage as open_tuner_storage
+    from tuner.search import open_storage as open_tuner_storage
 
     if storage_url.startswith("sqlite:///"):
         path = Path(storage_url[len("sqlite:///"):])

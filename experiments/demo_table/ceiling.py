@@ -1,7 +1,7 @@
 """How large must the demo's table be for M to bind? The copy ceiling by table size (issue #28).
 
 M can only refuse a leaky release when a verbatim copy of the training records would score
-above the threshold (the *copy ceiling*, ``tuner.measures.membership.copy_ceiling``) and an
+above the threshold (the *copy ceiling*, ``tuner.measures._membership.copy_ceiling``) and an
 attack set holds at least 20 members (``risk.MIN_MEMBERS``). For tables of ``SIZES`` records
 drawn from UCI Adult as :func:`experiments.demo_table.build.sample` draws the demo's table (the
 5,000-record row *is* the demo's table), this computes, on five seeded splits each:

@@ -179,7 +179,7 @@ def risk_options(hamming_threshold: int) -> dict[str, Any]:
 
 def trial_membership(inputs: measures.Inputs, synthetic: pd.DataFrame,
                      qis: tuple[str, ...] | None, h: int) -> risk.MembershipResult:
-    """M exactly as a trial computes it (``tuner.measures.membership``)."""
+    """M exactly as a trial computes it (``tuner.measures._membership``)."""
     spec = measures.MEASURES["membership"]
     inp = dataclasses.replace(inputs, synthetic=synthetic, keys=qis,
                               options=risk_options(h))

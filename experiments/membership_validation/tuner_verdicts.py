@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 ACCEPTABLE_M = 0.2
-COPY_LIMIT = 0.05  # the tuner's defaults (tuner.measures.gate)
+COPY_LIMIT = 0.05  # the tuner's defaults (tuner.measures._gate)
 DCR_LIMIT = 0.1
 MIN_MEMBERS = 20
 # the settings of tuner_setting.SETTINGS that copy training records (copy_rate > 0); named

@@ -5,15 +5,15 @@
 * ``random``: Optuna's ``RandomSampler`` over the same space, the same objective (the
   risk-utility loss) and the same constraints as the product, on the tuner's own building
   blocks (``ask_params``, ``evaluate``, ``derive``), in memory and without MLflow.
-* ``tpe``: the same with the product's own sampler (``tuner.search.storage.sampler``: TPE with
+* ``tpe``: the same with the product's own sampler (``tuner.search._storage.sampler``: TPE with
   constraints): the product's search without its SQLite storage and MLflow tracking, so that
   ``tpe`` against ``random`` is the sampler's effect and ``ours`` against ``tpe`` the cost of
   the product's bookkeeping per trial.
 * ``ours``: the product itself, ``tuner.tune(config)`` with ``study.timeout`` = the budget:
-  TPE with constraints (``tuner.search.storage.sampler``), SQLite storage and MLflow tracking.
+  TPE with constraints (``tuner.search._storage.sampler``), SQLite storage and MLflow tracking.
 * ``additive``: CLOVER's kind of objective (Optuna over several generators minimising the
   *sum* of a utility loss and a privacy loss, no hard constraint): TPE seeded and set up as the
-  product's (``tuner.search.storage.sampler``), minimising ``(1 - U) + a max(M, 0) + b copies``,
+  product's (``tuner.search._storage.sampler``), minimising ``(1 - U) + a max(M, 0) + b copies``,
   ``copies`` the share of synthetic records equal to a training record (CLOVER's
   ``ratio_match_synthreal_train``); the constraints are computed and judged afterwards only.
 * ``utility``: pysdg's ``BayesianOptimizationRoutine`` (CHEO-EHIL's pysdg: Optuna's TPE
@@ -23,7 +23,7 @@
   constraints judged afterwards. pysdg itself has no distribution on the package index here.
 
 Every method fits with one torch thread. The product gives its worker ``usable cores //
-workers`` threads (``tuner.search.study.threads_per_worker``: 2 here); with another job on the 2
+workers`` threads (``tuner.search._study.threads_per_worker``: 2 here); with another job on the 2
 cores
 that made a 10-epoch CTGAN fit on 2,500 Adult records take 206 s instead of 6.9 s with one
 thread, and a 30-epoch TVAE fit 141 s instead of 3.3 s (measured while building this
@@ -64,14 +64,14 @@ THREADS = 1  # torch threads of every fit (see the module docstring)
 @contextlib.contextmanager
 def torch_threads(n: int) -> Iterator[None]:
     """The product's workers fit with ``n`` torch threads inside the block."""
-    import tuner.search.study
+    import tuner.search._study
 
-    old = tuner.search.study.threads_per_worker
-    tuner.search.study.threads_per_worker = lambda workers: n
+    old = tuner.search._study.threads_per_worker
+    tuner.search._study.threads_per_worker = lambda workers: n
     try:
         yield
     finally:
-        tuner.search.study.threads_per_worker = old
+        tuner.search._study.threads_per_worker = old
 
 
 def is_feasible(constraints: dict[str, float]) -> bool:
@@ -158,7 +158,7 @@ def _objective(ctx: Context, kind: str, weights: dict[str, float]) -> Callable[[
     cfg = ctx.cfg
 
     def objective(trial: Trial) -> float:
-        seed = derive(cfg.study.seed, 2, trial.number)  # as tuner.search.objective seeds trial k
+        seed = derive(cfg.study.seed, 2, trial.number)  # as tuner.search._objective seeds trial k
         trial.set_user_attr("seed", seed)
         name, params = ask_params(trial, cfg)
         try:

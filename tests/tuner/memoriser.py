@@ -15,7 +15,7 @@ import pandas as pd
 from sdv.single_table.base import BaseSingleTableSynthesizer
 
 import risk
-from tuner.synthesis.families import SynthesizerSpec
+from tuner.synthesis._families import SynthesizerSpec
 
 COPIES = 3
 

@@ -107,7 +107,7 @@ def folder(tmp_path, csv_text, monkeypatch):
     def no_trials(*args, **kwargs):
         raise AssertionError("a study started: the bad input was accepted")
 
-    monkeypatch.setattr("tuner.search.study._optimize", no_trials)
+    monkeypatch.setattr("tuner.search._study._optimize", no_trials)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

@@ -78,7 +78,7 @@ def test_best_trial_is_the_best_feasible_one(url):
 
 def test_a_trial_refused_at_release_is_not_the_best(url):
     # trial 0 was feasible as scored but its data failed DCR in full at release
-    # (tuner.release.export):
+    # (tuner.release._export):
     # the best is the trial the release takes; when every feasible one is refused, none
     study_id = _study(url, "r", [(-0.96, {"m": -0.1}), (-0.90, {"m": -0.1}), (-0.99, {"m": 0.2})])
     study = optuna.load_study(study_name="r", storage=url)

@@ -24,8 +24,8 @@ from tuner.api import load_config
 from tuner.cli import main
 from tuner.data import BUILTIN, DEMO_TABLE, read_builtin
 from tuner.measures import MEASURES, Inputs
-from tuner.measures.membership import copy_ceiling
-from tuner.search.context import prepare
+from tuner.measures._membership import copy_ceiling
+from tuner.search._context import prepare
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = ROOT / "tuner" / "demo_data" / DEMO_TABLE

@@ -11,10 +11,10 @@ from tests.tuner.conftest import write_config
 from tuner import cli
 from tuner.config import ConfigError
 from tuner.errors import InputError, SynthesisFailed, TrialFailed, TunerError
-from tuner.release.recreate import NoFeasibleTrial, ReleaseRejected
-from tuner.scoring.evaluation import UnusableSynthesis
-from tuner.search.storage import DataChanged, ModeChanged
-from tuner.synthesis.partial import PartialSynthesisError
+from tuner.release._recreate import NoFeasibleTrial, ReleaseRejected
+from tuner.scoring._evaluation import UnusableSynthesis
+from tuner.search._storage import DataChanged, ModeChanged
+from tuner.synthesis._partial import PartialSynthesisError
 
 
 def test_every_expected_error_has_one_base_and_bad_input_is_a_value_error():
@@ -31,7 +31,7 @@ def test_every_expected_error_has_one_base_and_bad_input_is_a_value_error():
 
 
 def test_a_synthesiser_that_raises_is_the_trials_failure_with_the_cause_kept(monkeypatch):
-    import tuner.synthesis.synthesizers as synthesizers_module
+    import tuner.synthesis._synthesizers as synthesizers_module
     from tuner.data import read_builtin
 
     def fails(*args, **kwargs):
@@ -72,7 +72,7 @@ def test_an_internal_error_in_the_release_path_is_a_traceback(released, monkeypa
                                                               exc):
     # a bare ValueError used to be said as bad input (exit 2, one line, no traceback): a bug
     # must reach the user as Python's traceback (the console script then exits 1)
-    monkeypatch.setattr("tuner.release.export.release_audit", _raising(exc))
+    monkeypatch.setattr("tuner.release._export.release_audit", _raising(exc))
     with pytest.raises(type(exc)) as caught:
         cli.main(["release", str(released)])
     assert caught.value is exc
@@ -84,7 +84,7 @@ def test_an_internal_error_in_the_release_path_is_a_traceback(released, monkeypa
                          ids=["InputError"])
 def test_bad_input_met_in_the_release_path_is_one_line_with_exit_2(released, monkeypatch,
                                                                    capsys, exc):
-    monkeypatch.setattr("tuner.release.export.release_audit", _raising(exc))
+    monkeypatch.setattr("tuner.release._export.release_audit", _raising(exc))
     assert cli.main(["release", str(released)]) == 2
     err = capsys.readouterr().err
     assert err.strip() == f"error: {exc}" and "Traceback" not in err
@@ -95,9 +95,9 @@ def test_a_bug_in_a_process_exits_1_with_a_traceback(released, tmp_path):
     import subprocess
     import sys
 
-    code = ("import sys, tuner.release.export, tuner.cli\n"
+    code = ("import sys, tuner.release._export, tuner.cli\n"
             "def broken(*a, **k):\n    raise ValueError('broken invariant')\n"
-            "tuner.release.export.release_audit = broken\n"
+            "tuner.release._export.release_audit = broken\n"
             f"sys.exit(tuner.cli.main(['release', {str(released)!r}]))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300)
@@ -113,7 +113,7 @@ def test_a_bug_in_a_process_exits_1_with_a_traceback(released, tmp_path):
 ], ids=["full-disk", "store-gone"])
 def test_a_fault_of_the_machine_is_one_line_with_exit_1_and_advice_that_fits(
         released, monkeypatch, capsys, exc, said):
-    monkeypatch.setattr("tuner.release.export.release_audit", _raising(exc))
+    monkeypatch.setattr("tuner.release._export.release_audit", _raising(exc))
     assert cli.main(["release", str(released)]) == 1
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and said in err and "Traceback" not in err
@@ -123,7 +123,7 @@ def test_a_fault_of_the_machine_is_one_line_with_exit_1_and_advice_that_fits(
 def test_another_os_error_is_a_traceback_not_advice_about_the_disk(released, monkeypatch):
     # "free the space or fix permissions" was said for any OSError, a bug's included
     exc = OSError(9, "Bad file descriptor")
-    monkeypatch.setattr("tuner.release.export.release_audit", _raising(exc))
+    monkeypatch.setattr("tuner.release._export.release_audit", _raising(exc))
     with pytest.raises(OSError) as caught:
         cli.main(["release", str(released)])
     assert caught.value is exc

@@ -27,7 +27,7 @@ from optuna.trial import TrialState
 import tuner
 from tests.data import unavailable
 from tests.tuner.conftest import NO_AUDIT, write_config
-from tuner.search.budget import interrupted_numbers
+from tuner.search._budget import interrupted_numbers
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -242,7 +242,7 @@ def test_ctrl_c_mid_trial_ends_the_trial_and_its_run(tmp_path):
 def test_a_ctrl_c_while_a_trials_run_is_opened_still_ends_that_run(tmp_path, monkeypatch):
     # the window CI's strike once hit: the run exists and holds its parameters, but the
     # interruption comes before its id reaches the objective; the run must not stay RUNNING
-    from tuner.search.tracking import Tracker
+    from tuner.search._tracking import Tracker
 
     logged = Tracker.log
 

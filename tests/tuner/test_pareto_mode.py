@@ -10,8 +10,8 @@ import pytest
 import tuner
 from tuner import cli, config
 from tuner.api import load_config
-from tuner.search.pareto import front_mask
-from tuner.search.trials import PARETO_PICK_ATTR, is_feasible
+from tuner.search._pareto import front_mask
+from tuner.search._trials import PARETO_PICK_ATTR, is_feasible
 
 from .conftest import write_config
 

@@ -132,7 +132,7 @@ def test_every_synthesizer_space_is_narrowable_and_every_choice_decodes():
     from optuna.distributions import CategoricalDistribution
 
     from tuner.synthesis import SYNTHESIZERS
-    from tuner.synthesis.spaces import decode, narrow
+    from tuner.synthesis._spaces import decode, narrow
 
     for name, spec in SYNTHESIZERS.items():
         assert spec.summary and spec.space, name

@@ -8,8 +8,8 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from tuner.data import read_builtin
-from tuner.scoring.evaluation import data_sha256
-from tuner.synthesis.synthesizers import synthesize
+from tuner.scoring._evaluation import data_sha256
+from tuner.synthesis._synthesizers import synthesize
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: BLAS runs one thread anyway")
@@ -33,8 +33,8 @@ def test_threads_and_audit_processes_count_the_cores_this_process_may_use(monkey
     from types import SimpleNamespace
 
     import risk._audit_game as game
-    from tuner.release.audit import _jobs
-    from tuner.search.study import threads_per_worker
+    from tuner.release._audit import _jobs
+    from tuner.search._study import threads_per_worker
 
     monkeypatch.setattr(os, "cpu_count", lambda: 64)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3, 7}, raising=False)

@@ -11,8 +11,8 @@ from __future__ import annotations
 DATA_FINGERPRINT = "data_fingerprint"  # SHA-256 of the table the study was run on
 STUDY_SEED = "seed"  # the study's seed
 N_TRAIN = "n_train"  # training records of its split
-SECRET = "secret"  # the study's secret as hex, "" for public_seed (tuner.search.stored_split)
-SPLIT = "split"  # {"train_fraction", "audit_fraction", "stratify"} (tuner.search.stored_split)
+SECRET = "secret"  # the study's secret as hex, "" for public_seed (tuner.search._stored_split)
+SPLIT = "split"  # {"train_fraction", "audit_fraction", "stratify"} (tuner.search._stored_split)
 PARETO_PICK = "pareto_pick"  # the front-point rule of a Pareto-mode study
 RELEASED = "released_trial"  # the number of the released trial
 CLAIM = "release_claim"  # which worker exports which trial

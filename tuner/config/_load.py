@@ -19,8 +19,7 @@ import risk.audit
 from tuner import measures
 from tuner.config._sections import AuditConfig, DataConfig, StudyConfig, UtilityConfig
 from tuner.config._values import ConfigError, raise_all, section, table
-from tuner.synthesis.families import SYNTHESIZERS
-from tuner.synthesis.spaces import narrow
+from tuner.synthesis import SYNTHESIZERS, narrow
 
 UTILITY_METRICS = ("quality_report", "hellinger", "efficacy")
 DEVICES = ("cpu", "cuda")
@@ -35,7 +34,7 @@ class RiskConfig(Mapping[str, Any]):
     Read-only; a value is reached as ``cfg.risk.cap_limit`` or ``cfg.risk["cap_limit"]``.
     Unset options take the registry's defaults. ``synthesized`` (not a key) is the study's
     ``[study] synthesize`` in partial mode, ``()`` under full synthesis: the measures read the
-    mode from the options they are given (:func:`tuner.measures.identification.synthesized`).
+    mode from the options they are given (:func:`tuner.measures._identification.synthesized`).
     """
 
     def __init__(self, values: Mapping[str, Any] | None = None, *,
@@ -77,7 +76,7 @@ class RiskConfig(Mapping[str, Any]):
 
 
 AUDIT_DESIGNS = ("auto", "per_target", "shared")
-AUDIT_BACKENDS = ("local", "dask")  # where the refits run (tuner.release.audit_backend)
+AUDIT_BACKENDS = ("local", "dask")  # where the refits run (tuner.release._audit_backend)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -19,7 +19,7 @@ from optuna.distributions import CategoricalDistribution, FloatDistribution, Int
 from tuner import measures
 from tuner.config import _load as config
 from tuner.config._values import kinds_of
-from tuner.synthesis.families import SYNTHESIZERS
+from tuner.synthesis import SYNTHESIZERS
 
 SECTIONS = (("data", config.DataConfig), ("study", config.StudyConfig),
             ("utility", config.UtilityConfig), ("audit", config.AuditConfig))

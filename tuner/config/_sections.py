@@ -81,7 +81,7 @@ class StudyConfig:
 
 @dataclasses.dataclass(frozen=True)
 class AuditConfig:
-    """The ``[audit]`` section: the release audit (design §13, :mod:`tuner.release.audit`)."""
+    """The ``[audit]`` section: the release audit (design §13, :mod:`tuner.release._audit`)."""
 
     enabled: bool = key(True, help="run the membership audit at release")
     targets: int = key(20, help="K: the most vulnerable training records attacked")

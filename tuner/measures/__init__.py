@@ -11,16 +11,18 @@ tests (``docs/architecture.md``).
 A constraint's value is ``metric - limit`` for an upper limit and ``limit - metric`` for a lower
 one, feasible when <= 0 (Optuna's convention). An undefined metric (NaN) makes the trial
 infeasible: a measure that could not be computed never passes a gate.
-Modules: ``base`` (the spec's types), ``registry`` (the registry and its queries), one module per
-family of measures: ``membership``, ``gate``, ``attribute``, ``identification``,
-``partial_gate``.
+Modules: ``_base`` (the spec's types), ``_registry`` (the registry and its queries), one module per
+family of measures: ``_membership``, ``_gate``, ``_attribute``, ``_identification``,
+``_partial_gate``.
 """
 
 from __future__ import annotations
 
-from tuner.measures.base import Bound, Inputs, MeasureSpec, Option, Outcome, ReportRow
-from tuner.measures.gate import remove_replicated_uniques, removed_by_gate
-from tuner.measures.registry import (
+from tuner.measures._base import Bound, Inputs, MeasureSpec, Option, Outcome, ReportRow, fmt
+from tuner.measures._gate import remove_replicated_uniques, removed_by_gate
+from tuner.measures._identification import PartialInputs, identification_options
+from tuner.measures._identification import data_problems as identification_data_problems
+from tuner.measures._registry import (
     MEASURES,
     bound_of,
     check,
@@ -32,6 +34,7 @@ from tuner.measures.registry import (
     sampled_constraint,
 )
 
-__all__ = ["MEASURES", "Bound", "Inputs", "MeasureSpec", "Option", "Outcome", "ReportRow",
-           "bound_of", "check", "column_options", "constraint_result", "enabled", "margin_then",
-           "options", "sampled_constraint", "remove_replicated_uniques", "removed_by_gate"]
+__all__ = ["MEASURES", "Bound", "Inputs", "MeasureSpec", "Option", "Outcome", "PartialInputs",
+           "ReportRow", "bound_of", "check", "column_options", "constraint_result", "enabled",
+           "fmt", "identification_data_problems", "identification_options", "margin_then",
+           "options", "remove_replicated_uniques", "removed_by_gate", "sampled_constraint"]

@@ -4,8 +4,8 @@ What every worker needs (:class:`Context`, :func:`prepare`), the stores (Optuna 
 sampler, MLflow tracking), the budget and the trials (feasible, best, the Pareto front), one
 trial (the objective), K workers with progress, and what workers coordinate through (locks,
 worker slots, faults of the machine).
-Modules: ``context``, ``secret``, ``stored_split``, ``tracking``, ``budget``, ``trials``,
-``pareto``, ``storage``, ``database``, ``locks``, ``objective``, ``study``, ``_plots`` (the
+Modules: ``_context``, ``_secret``, ``_stored_split``, ``_tracking``, ``_budget``, ``_trials``,
+``_pareto``, ``_storage``, ``_database``, ``_locks``, ``_objective``, ``_study``, ``_plots`` (the
 risk-utility map and the history), ``_empty_store`` (a new MLflow store copied from an empty
 one).
 """
@@ -19,32 +19,57 @@ from tuner._common.lazy_exports import lazy_exports
 # what this room offers, by the module that holds it ("module:name" where the name differs):
 # imported when first used (PEP 562), so that importing the room costs nothing
 _EXPORTS = {
-    "Budget": "budget",
-    "Context": "context",
-    "Tracker": "tracking",
-    "ask_params": "objective",
-    "best_feasible": "trials",
-    "claim_slot": "budget",
-    "open_storage": "storage:storage",
-    "open_study": "storage",
-    "prepare": "context",
+    "Budget": "_budget",
+    "Context": "_context",
+    "SecretChanged": "_storage",
+    "TRIAL_PATH": "_objective",
+    "Tracker": "_tracking",
+    "ask_params": "_objective",
+    "best_feasible": "_trials",
+    "claim_lock": "_locks",
+    "claim_slot": "_budget",
+    "encode_secret": "_secret:encode",
+    "is_pareto": "_trials",
+    "is_remote": "_tracking",
+    "local_uri": "_tracking",
+    "loss_of": "_trials",
+    "open_storage": "_storage:storage",
+    "open_study": "_storage",
+    "pareto_choice": "_trials",
+    "pid_alive": "_budget",
+    "prepare": "_context",
+    "record_secret": "_secret:record",
+    "rejected": "_trials",
     "risk_utility_plot": "_plots:risk_utility",
-    "run_study": "study",
-    "sampler": "storage",
-    "trial_params": "objective",
-    "ui_command": "tracking",
+    "run_study": "_study",
+    "sampler": "_storage",
+    "shown_url": "_database:shown",
+    "trial_params": "_objective",
+    "trials_frame": "_trials",
+    "ui_command": "_tracking",
 }
 
 if TYPE_CHECKING:  # the exports' types, for mypy and editors (imported lazily at run time)
+    from tuner.search._budget import Budget, claim_slot, pid_alive
+    from tuner.search._context import Context, prepare
+    from tuner.search._database import shown as shown_url
+    from tuner.search._locks import claim_lock
+    from tuner.search._objective import TRIAL_PATH, ask_params, trial_params
     from tuner.search._plots import risk_utility as risk_utility_plot
-    from tuner.search.budget import Budget, claim_slot
-    from tuner.search.context import Context, prepare
-    from tuner.search.objective import ask_params, trial_params
-    from tuner.search.storage import open_study, sampler
-    from tuner.search.storage import storage as open_storage
-    from tuner.search.study import run_study
-    from tuner.search.tracking import Tracker, ui_command
-    from tuner.search.trials import best_feasible
+    from tuner.search._secret import encode as encode_secret
+    from tuner.search._secret import record as record_secret
+    from tuner.search._storage import SecretChanged, open_study, sampler
+    from tuner.search._storage import storage as open_storage
+    from tuner.search._study import run_study
+    from tuner.search._tracking import Tracker, is_remote, local_uri, ui_command
+    from tuner.search._trials import (
+        best_feasible,
+        is_pareto,
+        loss_of,
+        pareto_choice,
+        rejected,
+        trials_frame,
+    )
 
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

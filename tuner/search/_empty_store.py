@@ -6,7 +6,7 @@ new study and by every test that runs one. The first time, this module lets MLfl
 empty store in the user's cache (one per MLflow version); each new study then starts from a copy
 of that file, which MLflow opens as it opens any store of its version (it checks the schema
 revision, ``_verify_schema``). The copy's ``Default`` experiment is pointed at the study's own
-artifact folder; :class:`tuner.search.tracking.Tracker` deletes it when it is empty, as before.
+artifact folder; :class:`tuner.search._tracking.Tracker` deletes it when it is empty, as before.
 
 Anything unusual (no writable cache, a copy that fails, another process that made the store
 first) leaves the store to MLflow, which builds it as it always did.

@@ -15,7 +15,7 @@ def risk_utility(trials: pd.DataFrame, *, threshold: float = 0.2,
                  front: tuple[int, ...] = (), released: int | None = None) -> Figure:
     """U against M for every completed trial, the M = threshold line, feasible trials filled.
 
-    Pareto mode (:mod:`tuner.search.pareto`): ``front`` (trial numbers of the feasible front) is
+    Pareto mode (:mod:`tuner.search._pareto`): ``front`` (trial numbers of the feasible front) is
     drawn
     as a staircase through its points and ``released`` (a trial number) is ringed.
     """

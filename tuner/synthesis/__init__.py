@@ -4,8 +4,8 @@ The family registry (:data:`SYNTHESIZERS`, one :class:`SynthesizerSpec` each: SD
 copula, CTGAN, TVAE and CopulaGAN, our sequential CART, the differentially private MST and AIM),
 their search spaces as data, building, fitting and sampling them seeded, and partial synthesis
 (the kept columns row by row, the synthesised ones drawn given them).
-Modules: ``families``, ``spaces``, ``synthesizers``, ``cart``, ``dp``, ``dp_mechanisms``,
-``partial``.
+Modules: ``_families``, ``_spaces``, ``_synthesizers``, ``_cart``, ``_dp``, ``_dp_mechanisms``,
+``_partial``.
 """
 
 from __future__ import annotations
@@ -17,21 +17,30 @@ from tuner._common.lazy_exports import lazy_exports
 # what this room offers, by the module that holds it ("module:name" where the name differs):
 # imported when first used (PEP 562), so that importing the room costs nothing
 _EXPORTS = {
-    "CARTSynthesizer": "cart",
-    "PartialSynthesis": "partial",
-    "SYNTHESIZERS": "families",
-    "SynthesizerSpec": "families",
-    "register": "families",
-    "synthesize": "synthesizers",
-    "synthesize_partial": "partial",
-    "unregister": "families",
+    "CARTSynthesizer": "_cart",
+    "PartialSynthesis": "_partial",
+    "SYNTHESIZERS": "_families",
+    "SynthesizerSpec": "_families",
+    "conditioning_problem": "_partial",
+    "kept_columns": "_partial",
+    "narrow": "_spaces",
+    "register": "_families",
+    "synthesize": "_synthesizers",
+    "synthesize_partial": "_partial",
+    "unregister": "_families",
 }
 
 if TYPE_CHECKING:  # the exports' types, for mypy and editors (imported lazily at run time)
-    from tuner.synthesis.cart import CARTSynthesizer
-    from tuner.synthesis.families import SYNTHESIZERS, SynthesizerSpec, register, unregister
-    from tuner.synthesis.partial import PartialSynthesis, synthesize_partial
-    from tuner.synthesis.synthesizers import synthesize
+    from tuner.synthesis._cart import CARTSynthesizer
+    from tuner.synthesis._families import SYNTHESIZERS, SynthesizerSpec, register, unregister
+    from tuner.synthesis._partial import (
+        PartialSynthesis,
+        conditioning_problem,
+        kept_columns,
+        synthesize_partial,
+    )
+    from tuner.synthesis._spaces import narrow
+    from tuner.synthesis._synthesizers import synthesize
 
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

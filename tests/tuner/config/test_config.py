@@ -10,8 +10,8 @@ import pytest
 from tests.tuner.conftest import write_config
 from tuner import config
 from tuner.cli import main
-from tuner.synthesis import spaces
-from tuner.synthesis.families import SYNTHESIZERS
+from tuner.synthesis import _spaces as spaces
+from tuner.synthesis._families import SYNTHESIZERS
 
 
 def test_good_config_parses(tmp_path):
@@ -127,7 +127,7 @@ def test_headerless_csv_with_missing_marker(tmp_path):
         'missing_values = ["?"]\npopulation_size = 100\naudit_fraction = 0.0\n'
     )
     cfg = config.load(cfg_path)
-    from tuner.search.context import prepare
+    from tuner.search._context import prepare
 
     frame = prepare(config.with_overrides(cfg, output=tmp_path / "out")).frame
     assert list(frame.columns) == ["age", "workclass", "relationship"]
@@ -208,7 +208,7 @@ def _tiny_run_config(tmp_path, data_extra=""):
 
 
 def test_an_undeclared_identifier_stops_the_run_naming_the_fix(tmp_path):
-    from tuner.search.context import prepare
+    from tuner.search._context import prepare
 
     _table_with(tmp_path, person=[f"P{i:04d}" for i in range(100)])
     with pytest.raises(config.ConfigError, match=r"'person': .*takes a different value in every "
@@ -230,7 +230,7 @@ def test_a_nearly_unique_column_is_warned_about_and_measurements_are_not_judged(
                                                                                capsys):
     import numpy as np
 
-    from tuner.search.context import prepare
+    from tuner.search._context import prepare
 
     ids = list(range(97)) + [0, 1, 2]  # 97 % unique
     _table_with(tmp_path, code=ids, income=np.random.default_rng(0).normal(size=100))
@@ -264,7 +264,7 @@ def test_csv_that_would_lose_rows_or_columns_is_refused(tmp_path, text, names, m
 
 def test_missing_codes_are_read_as_missing_not_synthesised(tmp_path):
     from tests.data import require
-    from tuner.search.context import prepare
+    from tuner.search._context import prepare
 
     data = require("sd2011/sd2011_orig.csv")
     path = tmp_path / "s.toml"
@@ -284,8 +284,8 @@ def test_missing_codes_are_read_as_missing_not_synthesised(tmp_path):
 
 def test_data_changed_under_an_existing_study_is_exit_2_naming_the_data(tmp_path, capsys):
     from tuner.data import read_builtin
-    from tuner.search.context import prepare
-    from tuner.search.storage import open_study
+    from tuner.search._context import prepare
+    from tuner.search._storage import open_study
 
     fair = read_builtin("builtin:fair")
     fair.to_csv(tmp_path / "fair.csv", index=False)

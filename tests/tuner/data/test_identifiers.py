@@ -48,7 +48,7 @@ def test_every_identifier_of_a_patient_table_is_named_in_one_message_before_any_
 
 
 def test_following_the_message_leaves_warnings_on_coordinates_and_birth_dates(tmp_path, capsys):
-    from tuner.search.context import prepare
+    from tuner.search._context import prepare
 
     ctx = prepare(_patient_config(tmp_path, f"identifiers = {IDENTIFIERS!r}"))
     assert not set(IDENTIFIERS) & set(ctx.frame.columns)
@@ -63,7 +63,7 @@ def test_following_the_message_leaves_warnings_on_coordinates_and_birth_dates(tm
 
 
 def test_keep_as_data_lets_a_column_found_by_name_through(tmp_path):
-    from tuner.search.context import prepare
+    from tuner.search._context import prepare
 
     rest = [c for c in IDENTIFIERS if c != "FIRST"]
     ctx = prepare(_patient_config(tmp_path, f"identifiers = {rest!r}\nkeep_as_data = "
@@ -151,7 +151,7 @@ def test_the_committed_patient_example_runs_past_the_checks(tmp_path, capsys):
     import shutil
     from pathlib import Path
 
-    from tuner.search.context import prepare
+    from tuner.search._context import prepare
 
     example = Path(__file__).parents[3] / "experiments" / "patients" / "patients.toml"
     shutil.copy(example, tmp_path / "patients.toml")
@@ -209,7 +209,7 @@ def test_an_identifier_the_file_lacks_or_every_column_declared_is_refused(tmp_pa
 
 def test_an_option_naming_a_declared_identifier_is_refused_before_the_data_are_read(
         tmp_path, monkeypatch):
-    from tuner.search import context
+    from tuner.search import _context as context
 
     cfg = _patient_config(tmp_path, f"identifiers = {IDENTIFIERS!r}\nkeys = ['SSN', 'CITY']\n"
                                     "dates = {SSN = '%Y-%m-%d'}\nmissing_codes = {Id = ['x']}")

@@ -256,8 +256,8 @@ def test_fake_columns_fill_every_released_record_in_the_input_order(tmp_path):
     the checked ones equal to a real value, the same again from the same seed, and metadata
     naming sdtypes only."""
     from tuner import config
-    from tuner.release.fake_columns import fake_columns, release_metadata, with_fakes
-    from tuner.search.context import prepare
+    from tuner.release._fake_columns import fake_columns, release_metadata, with_fakes
+    from tuner.search._context import prepare
 
     real = patients(200, seed=5)
     ctx = prepare(config.load(_config(tmp_path, frame=real)))

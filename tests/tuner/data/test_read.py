@@ -8,7 +8,7 @@ import pytest
 
 from tuner.data import read_table
 from tuner.errors import InputError
-from tuner.search.context import apply_missing_codes
+from tuner.search._context import apply_missing_codes
 
 CSV = "zip,age,income,member,patient_no\n02134,30,0.5,true,10\n10001,40,1.5,false,007\n" \
       ",50,,true,8\n"
@@ -82,8 +82,8 @@ def test_a_study_made_when_codes_were_numbers_says_why_it_cannot_go_on(tmp_path,
     from tests.tuner.conftest import write_config
     from tuner import config
     from tuner.data import read_builtin
-    from tuner.search.context import prepare
-    from tuner.search.storage import DataChanged, open_study
+    from tuner.search._context import prepare
+    from tuner.search._storage import DataChanged, open_study
 
     frame = read_builtin("builtin:fair").head(400)
     frame.insert(0, "zip", [f"0{1000 + i % 90}" for i in range(len(frame))])

@@ -9,15 +9,15 @@ import pandas as pd
 import pytest
 
 import risk
-import tuner.scoring.evaluation as evaluation_module
+import tuner.scoring._evaluation as evaluation_module
 from tests.data import _or_skip
 from tests.tuner.conftest import write_config
 from tuner import config
 from tuner.cli import main
 from tuner.data import read_builtin
-from tuner.scoring.evaluation import UnusableSynthesis, score
-from tuner.search.context import prepare
-from tuner.synthesis.synthesizers import Synthesis
+from tuner.scoring._evaluation import UnusableSynthesis, score
+from tuner.search._context import prepare
+from tuner.synthesis._synthesizers import Synthesis
 
 
 def _config(tmp_path, frame: pd.DataFrame, *, population: int, keys, target, extra_risk=""):

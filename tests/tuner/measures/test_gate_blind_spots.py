@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 
 import risk
-import tuner.measures.membership as membership_measure
+import tuner.measures._membership as membership_measure
 from tests.data import _or_skip
 from tuner import config
-from tuner.scoring.evaluation import score
-from tuner.search.context import prepare
+from tuner.scoring._evaluation import score
+from tuner.search._context import prepare
 
 SIX_KEYS = ["age", "workclass", "education", "marital_status", "race", "sex"]
 

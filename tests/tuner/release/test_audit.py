@@ -21,17 +21,17 @@ from tests.tuner.memoriser import SPEC as MEMORISER
 from tuner import config
 from tuner.config import ConfigError
 from tuner.data import Split, read_builtin, split
-from tuner.release import report_audit
-from tuner.release.audit import dp_claim
-from tuner.release.recreate import NoFeasibleTrial
-from tuner.scoring.evaluation import evaluate
-from tuner.search.context import prepare
-from tuner.search.storage import DataChanged, open_study
-from tuner.search.stored_split import SPLIT_ATTR
-from tuner.search.trials import rejected
-from tuner.synthesis import families
-from tuner.synthesis.cart import CARTSynthesizer
-from tuner.synthesis.families import SYNTHESIZERS, SynthesizerSpec
+from tuner.release import _report_audit as report_audit
+from tuner.release._audit import dp_claim
+from tuner.release._recreate import NoFeasibleTrial
+from tuner.scoring._evaluation import evaluate
+from tuner.search._context import prepare
+from tuner.search._storage import DataChanged, open_study
+from tuner.search._stored_split import SPLIT_ATTR
+from tuner.search._trials import rejected
+from tuner.synthesis import _families as families
+from tuner.synthesis._cart import CARTSynthesizer
+from tuner.synthesis._families import SYNTHESIZERS, SynthesizerSpec
 
 
 def test_the_audit_set_leaves_the_training_records_as_they_were():
@@ -232,7 +232,7 @@ class _CompilingCART(CARTSynthesizer):
 def test_the_pilot_fit_pays_what_each_audit_fit_pays(tiny_config):
     # the untimed warm-up must not be the timed fit's own table and seed: a compilation cache
     # would then make the pilot free and the estimate a fraction of the audit's time
-    from tuner.release.audit import _family, plan
+    from tuner.release._audit import _family, plan
 
     spec = SynthesizerSpec("compiling", "CART paying for each new table", lambda: _CompilingCART,
                            {"min_samples_leaf": SYNTHESIZERS["cart"].space["min_samples_leaf"]},
@@ -434,7 +434,7 @@ def test_shadow_tables_sample_the_releases_ratio_of_synthetic_records():
     # have the same ratio, so an attack meets records as dense as the release's
     from types import SimpleNamespace
 
-    from tuner.release.audit import ReleasedFamily, _sample_ratio
+    from tuner.release._audit import ReleasedFamily, _sample_ratio
 
     table = pd.DataFrame({"a": np.arange(400) % 9, "b": np.arange(400) % 4})
     for ratio, rows in ((1.0, 400), (0.25, 100), (2.0, 800)):

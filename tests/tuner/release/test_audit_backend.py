@@ -12,8 +12,8 @@ import risk
 from tests.data import unavailable
 from tuner.config import AuditConfig
 from tuner.data import read_builtin, split
-from tuner.release.audit import ReleasedFamily
-from tuner.release.audit_backend import check_reachable, running
+from tuner.release._audit import ReleasedFamily
+from tuner.release._audit_backend import check_reachable, running
 
 try:
     from distributed import get_task_stream

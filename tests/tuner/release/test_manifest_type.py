@@ -1,9 +1,11 @@
-"""The manifest's declared shape (issue 35, item 3): ``tuner.release.manifest.Manifest`` and its
+"""The manifest's declared shape (issue 35, item 3): ``tuner.release._manifest.Manifest`` and its
 nested TypedDicts declare every key a release writes, and every key they require is written;
 :func:`read_manifest` refuses a file that is not a manifest, naming it."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
 from typing import Any, get_type_hints, is_typeddict
 
 import pytest
@@ -11,7 +13,7 @@ import pytest
 import tuner
 from tests.tuner.conftest import write_config
 from tuner.errors import InputError
-from tuner.release.manifest import Constraint, Manifest, Partial, read_manifest
+from tuner.release._manifest import Constraint, Manifest, Partial, read_manifest
 
 
 def _undeclared(kind: Any, written: dict[str, Any], where: str) -> list[str]:
@@ -88,3 +90,108 @@ def test_read_manifest_reads_an_older_manifest_as_it_is(tmp_path):
     path.write_text('{"study": "s", "trial": 3, "synthesizer": "cart", "seeds": {"study": 7}}')
     assert read_manifest(path) == {"study": "s", "trial": 3, "synthesizer": "cart",
                                    "seeds": {"study": 7}}
+
+
+# mypy checks ``m["key"]`` against the TypedDict but not ``m.get("key")`` (it accepts any string
+# there), and the readers take keys older manifests may lack with ``.get``: this reads the
+# readers' source and checks every literal key they take from a value typed as one of the
+# manifest's TypedDicts, by subscript, ``.get`` or ``in``.
+READERS = ("_summary", "_report", "_report_audit")
+
+
+def _shapes() -> dict[str, Any]:
+    import tuner.release._manifest as module
+
+    return {name: kind for name, kind in vars(module).items() if is_typeddict(kind)}
+
+
+def _typeddict_in(hint: Any) -> Any:
+    """The TypedDict of a hint (``X``, ``X | None``, ``NotRequired[X]`` resolved), or None."""
+    if is_typeddict(hint):
+        return hint
+    found = [a for a in getattr(hint, "__args__", ()) if is_typeddict(a)]
+    return found[0] if len(found) == 1 and type(None) in hint.__args__ else None
+
+
+def _keys_taken(source: str) -> list[tuple[int, str, str, Any]]:
+    """(line, name, key, TypedDict) for each literal key taken from a name typed as a manifest
+    TypedDict: parameters annotated so, and names bound to a typed value's key (``r =
+    m["report"]``, ``gate, metrics = m.get("gate", {}), m.get("metrics", {})``)."""
+    shapes = _shapes()
+    out = []
+    for func in ast.walk(ast.parse(source)):
+        if not isinstance(func, ast.FunctionDef):
+            continue
+        typed: dict[str, Any] = {}
+        for arg in [*func.args.args, *func.args.kwonlyargs]:
+            text = ast.unparse(arg.annotation) if arg.annotation else ""
+            kind = shapes.get(text.removesuffix(" | None"))
+            if kind is not None:
+                typed[arg.arg] = kind
+
+        def taken(node: ast.AST) -> tuple[str, str] | None:
+            """(name, key) when ``node`` is ``name["key"]`` or ``name.get("key", ...)``."""
+            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+                    and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+                return node.value.id, node.slice.value
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "get" and isinstance(node.func.value, ast.Name) \
+                    and node.args and isinstance(node.args[0], ast.Constant):
+                return node.func.value.id, str(node.args[0].value)
+            return None
+
+        for _ in range(3):  # names bound from typed names, a few levels deep
+            for node in ast.walk(func):
+                if not isinstance(node, ast.Assign):
+                    continue
+                pairs = [(node.targets[0], node.value)]
+                if isinstance(node.targets[0], ast.Tuple) and isinstance(node.value, ast.Tuple):
+                    pairs = list(zip(node.targets[0].elts, node.value.elts, strict=False))
+                for target, value in pairs:
+                    got = taken(value)
+                    if isinstance(target, ast.Name) and got and got[0] in typed:
+                        hint = get_type_hints(typed[got[0]]).get(got[1])
+                        if (kind := _typeddict_in(hint)) is not None:
+                            typed[target.id] = kind
+        for node in ast.walk(func):
+            got = taken(node)
+            if got and got[0] in typed:
+                out.append((node.lineno, got[0], got[1], typed[got[0]]))
+            if isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In) \
+                    and isinstance(node.left, ast.Constant) \
+                    and isinstance(node.comparators[0], ast.Name) \
+                    and node.comparators[0].id in typed:
+                out.append((node.lineno, node.comparators[0].id, str(node.left.value),
+                            typed[node.comparators[0].id]))
+    return out
+
+
+def _undeclared_keys(source: str) -> list[str]:
+    return [f"line {line}: {name}[{key!r}] is no key of {kind.__name__}"
+            for line, name, key, kind in _keys_taken(source)
+            if key not in kind.__required_keys__ | kind.__optional_keys__]
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_the_readers_take_only_keys_the_manifest_declares(reader):
+    path = Path(tuner.__file__).parent / "release" / f"{reader}.py"
+    source = path.read_text()
+    assert len(_keys_taken(source)) >= 3, reader  # the reader does read typed values
+    assert not _undeclared_keys(source), (path, _undeclared_keys(source))
+
+
+def test_the_key_check_sees_a_misspelt_key_in_each_form():
+    source = '''
+def lines(m: Manifest, chosen: Selection | None) -> None:
+    gate, r = m.get("gate", {}), m["report"]
+    a = m.get("gaet")
+    b = gate["released_recrods"]
+    c = r.get("trials_rnu")
+    d = "rul" in chosen
+    e = m["trial"], gate.get("note"), r["rows"], chosen["reason"]
+'''
+    said = _undeclared_keys(source)
+    assert said == ["line 4: m['gaet'] is no key of Manifest",
+                    "line 5: gate['released_recrods'] is no key of Gate",
+                    "line 6: r['trials_rnu'] is no key of ReportData",
+                    "line 7: chosen['rul'] is no key of Selection"], said

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from tuner.release import _plots as plots
-from tuner.release import report
+from tuner.release import _report as report
 
 RARE = "zz-rare-value"  # occurs once in the training data: must never be drawn
 CATEGORIES = ("red-cat", "blue-cat", "green-cat", "grey-cat", RARE)

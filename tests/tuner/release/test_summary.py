@@ -8,8 +8,8 @@ import html
 
 import pytest
 
-from tuner.release import report
-from tuner.release.summary import TITLE, WIDTH, summary
+from tuner.release import _report as report
+from tuner.release._summary import TITLE, WIDTH, summary
 
 
 def _manifest(**changes) -> dict:

@@ -1,4 +1,4 @@
-"""The measures' categorical copies (tuner.scoring.categorical) change no number and lose no
+"""The measures' categorical copies (tuner.scoring._categorical) change no number and lose no
 value."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import pytest
 
 from tests.data import _or_skip, require
 from tuner import config, measures
-from tuner.measures.gate import remove_replicated_uniques, removed_by_gate
-from tuner.scoring import categorical
-from tuner.scoring.evaluation import score
-from tuner.search.context import prepare
-from tuner.synthesis.synthesizers import synthesize
+from tuner.measures._gate import remove_replicated_uniques, removed_by_gate
+from tuner.scoring import _categorical as categorical
+from tuner.scoring._evaluation import score
+from tuner.search._context import prepare
+from tuner.synthesis._synthesizers import synthesize
 
 
 def _cfg(frame: pd.DataFrame, keys: list[str], target: str):

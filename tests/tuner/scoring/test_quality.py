@@ -1,4 +1,4 @@
-"""tuner.scoring.quality against SDMetrics' own Quality Report: the same scores, column by column
+"""tuner.scoring._quality against SDMetrics' own Quality Report: the same scores, column by column
 and pair
 by pair, on the shared data sets (a real CTGAN release of Adult among them) and on random frames."""
 
@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from tests.data import load_acs, load_ce, require
 from tests.examples import examples
 from tuner.data import sdtype
-from tuner.scoring.quality import QualityReport, QualityScores, quality_scores
-from tuner.scoring.utility import _quality, quality_report
+from tuner.scoring._quality import QualityReport, QualityScores, quality_scores
+from tuner.scoring._utility import _quality, quality_report
 
 TOL = 1e-12
 

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from tuner.data import metadata_for, read_builtin, sdtype
-from tuner.scoring.quality import quality_scores
-from tuner.scoring.utility import _quality, efficacy, hellinger, quality_breakdown, quality_report
+from tuner.scoring._quality import quality_scores
+from tuner.scoring._utility import _quality, efficacy, hellinger, quality_breakdown, quality_report
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -57,7 +57,7 @@ def test_quality_report_prefers_faithful_data(frames):
 
 
 def _datetime_halves() -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A datetime column (SDMetrics scores it: tuner.scoring.quality does not), related numbers, a
+    """A datetime column (SDMetrics scores it: tuner.scoring._quality does not), related numbers, a
     category and a boolean."""
     rng = np.random.default_rng(3)
     n = 400
@@ -106,7 +106,7 @@ def test_breakdown_is_that_of_the_deprecated_single_table_report(halves):
 
 
 def test_breakdown_agrees_with_the_fast_report():
-    """Independent of the deprecated class: the breakdown is tuner.scoring.quality's, pair by
+    """Independent of the deprecated class: the breakdown is tuner.scoring._quality's, pair by
     pair."""
     real, synthetic = _fair_halves()
     breakdown = quality_breakdown(real, synthetic)
@@ -129,7 +129,7 @@ def test_importing_and_a_breakdown_raise_no_sdmetrics_future_warning():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             from tuner.data import read_builtin
-            from tuner.scoring.utility import quality_breakdown
+            from tuner.scoring._utility import quality_breakdown
             fair = read_builtin("builtin:fair").iloc[:400]
             quality_breakdown(fair.iloc[:200], fair.iloc[200:].reset_index(drop=True))
         bad = [f"{w.filename}: {w.message}" for w in caught

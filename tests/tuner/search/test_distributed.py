@@ -40,7 +40,7 @@ from experiments.benchmarks.bench_distributed import (
 )
 from tests.cores import every_core
 from tests.data import unavailable
-from tuner.search.budget import FINISHED, interrupted_numbers, uncounted_numbers
+from tuner.search._budget import FINISHED, interrupted_numbers, uncounted_numbers
 
 pytestmark = pytest.mark.slow
 
@@ -72,8 +72,8 @@ def servers(tmp_path_factory):
 RACE = """
 import sys, time
 from pathlib import Path
-from tuner.search.storage import storage
-from tuner.search.tracking import Tracker
+from tuner.search._storage import storage
+from tuner.search._tracking import Tracker
 url, uri, folder, me, n = sys.argv[1:]
 Path(folder, f"ready.{me}").touch()  # imports done: go when every process is ready
 while len(list(Path(folder).glob("ready.*"))) < int(n):
@@ -113,7 +113,7 @@ def test_processes_creating_the_stores_at_once(servers, tmp_path):
 WORKER = """
 import sys, time
 from pathlib import Path
-from tuner.scoring import evaluation
+from tuner.scoring import _evaluation as evaluation
 role, flag, argv = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
 real = evaluation.evaluate
 
@@ -159,7 +159,7 @@ def test_three_workers_on_postgres_and_mlflow_server_one_killed(servers, tmp_pat
     from mlflow.tracking import MlflowClient
 
     from tuner.cli import main
-    from tuner.search.storage import storage
+    from tuner.search._storage import storage
 
     server, uri = servers
     url = create_database(server, "study")
@@ -265,10 +265,10 @@ def test_release_claim_and_worker_slots_on_the_local_default(tmp_path):
 
     from tests.tuner.conftest import write_config
     from tuner import config
-    from tuner.release.export import export, release_note
-    from tuner.search.context import prepare
-    from tuner.search.storage import open_stores
-    from tuner.search.study import run_study
+    from tuner.release._export import export, release_note
+    from tuner.search._context import prepare
+    from tuner.search._storage import open_stores
+    from tuner.search._study import run_study
 
     cfg = config.load(write_config(tmp_path, n_trials=2, synthesizers=("cart",)))
     ctx = prepare(cfg)

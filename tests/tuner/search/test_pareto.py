@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.examples import examples
-from tuner.search.pareto import Point, front_mask, pick
+from tuner.search._pareto import Point, front_mask, pick
 
 
 def _slow_front(u, m):

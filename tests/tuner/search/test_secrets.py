@@ -19,10 +19,10 @@ from tests.tuner.conftest import write_config
 from tuner._common.seeding import derive, noise_key, split_seed
 from tuner.cli import main
 from tuner.data import read_builtin, split
-from tuner.release.manifest import SPLIT_FILE
-from tuner.search.secret import CUSTODIAN_FILE, decode, encode
-from tuner.synthesis.families import SYNTHESIZERS
-from tuner.synthesis.synthesizers import build
+from tuner.release._manifest import SPLIT_FILE
+from tuner.search._secret import CUSTODIAN_FILE, decode, encode
+from tuner.synthesis._families import SYNTHESIZERS
+from tuner.synthesis._synthesizers import build
 
 
 def test_keyed_seeds_differ_by_secret_and_path_and_are_stable():
@@ -140,7 +140,7 @@ def test_public_files_cannot_rebuild_the_split_and_the_custodian_file_can(tmp_pa
 
 
 def test_a_new_study_takes_the_secret_the_custodian_file_kept(tiny_config, capsys):
-    from tuner.search import secret as study_secret
+    from tuner.search import _secret as study_secret
 
     cfg = tiny_config()
     cfg.study.output.mkdir(parents=True, exist_ok=True)
@@ -196,9 +196,9 @@ def test_a_worker_reading_a_study_being_made_finds_none_or_the_whole_one(tiny_co
     (seen once in a full run under load: exit 2, "split its data otherwise")."""
     import optuna
 
-    from tuner.search.context import prepare
-    from tuner.search.storage import open_study
-    from tuner.search.stored_split import recorded_split
+    from tuner.search._context import prepare
+    from tuner.search._storage import open_study
+    from tuner.search._stored_split import recorded_split
 
     ctx = prepare(tiny_config())
     seen = []

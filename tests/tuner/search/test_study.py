@@ -18,24 +18,24 @@ from mlflow.tracking import MlflowClient
 from optuna.trial import TrialState
 
 import risk
-import tuner.synthesis.synthesizers as synthesizers_module
+import tuner.synthesis._synthesizers as synthesizers_module
 from tests.tuner.conftest import NO_AUDIT, assert_no_real_records, write_config
 from tuner import config
 from tuner.cli import main
 from tuner.data import read_builtin
-from tuner.release.export import NoFeasibleTrial, export
-from tuner.search.budget import (
+from tuner.release._export import NoFeasibleTrial, export
+from tuner.search._budget import (
     budget_used,
     claim_slot,
     interrupted_numbers,
     record_interrupted,
     uncounted_numbers,
 )
-from tuner.search.context import prepare
-from tuner.search.storage import open_study
-from tuner.search.study import run_study
-from tuner.search.trials import best_feasible, is_feasible, rejected, trials_frame
-from tuner.synthesis.families import SYNTHESIZERS
+from tuner.search._context import prepare
+from tuner.search._storage import open_study
+from tuner.search._study import run_study
+from tuner.search._trials import best_feasible, is_feasible, rejected, trials_frame
+from tuner.synthesis._families import SYNTHESIZERS
 
 pytestmark = pytest.mark.slow
 
@@ -156,7 +156,7 @@ def test_a_bug_in_a_trial_stops_the_study_with_its_traceback(tmp_path, monkeypat
     # a TypeError planted in the trial's membership measure is a bug, not a bad synthesiser:
     # the study stops on it (the CLI then prints the traceback, exit 1), the trial and its
     # MLflow run are FAILED, the run carries the traceback
-    import tuner.measures.membership as membership_module
+    import tuner.measures._membership as membership_module
 
     def broken(*args, **kwargs):
         raise TypeError("planted bug in the membership measure")
@@ -355,8 +355,8 @@ def test_release_scores_dcr_in_full_and_refuses_a_trial_that_fails_then(tmp_path
     # data that are not the trial's, or limits changed since, stop the export and refuse nothing
     import dataclasses
 
-    from tuner.measures import gate
-    from tuner.scoring.evaluation import Evaluation
+    from tuner.measures import _gate as gate
+    from tuner.scoring._evaluation import Evaluation
 
     # public seeds: the split on which two trials are feasible and one fails DCR in full
     path = write_config(tmp_path, n_trials=4, synthesizers=("cart",), public_seed=True)

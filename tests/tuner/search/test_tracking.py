@@ -21,7 +21,7 @@ from tests.tuner.conftest import TINY_AUDIT
 from tuner.cli import main
 from tuner.config import ConfigError
 from tuner.data import read_builtin
-from tuner.search.tracking import NAMES_TAG, Tracker, check_reachable, mlflow_name
+from tuner.search._tracking import NAMES_TAG, Tracker, check_reachable, mlflow_name
 
 AWKWARD = ["cap_v1.income [USD]/yr", "age: years", "âge", "x/../y", "..", "", ".", "a//b",
            "/lead", "trail/", "tab\there", "emoji 😀", "x" * 300, "ok name-1.2", "a[1]", "a(1)",
@@ -267,7 +267,7 @@ class _RacingClient:
 def test_two_workers_failing_the_same_dead_run_do_not_crash(store, other_worker_wins):
     from mlflow.exceptions import MlflowException
 
-    from tuner.search.tracking import HOST_TAG, PID_TAG
+    from tuner.search._tracking import HOST_TAG, PID_TAG
 
     _, _, tracker = store
     run = tracker.client.create_run(tracker.experiment_id,

@@ -9,8 +9,8 @@ from sdv.utils import load_synthesizer
 
 import risk
 from tuner.data import TABLE, metadata_for
-from tuner.synthesis.cart import CARTSynthesizer
-from tuner.synthesis.synthesizers import synthesize
+from tuner.synthesis._cart import CARTSynthesizer
+from tuner.synthesis._synthesizers import synthesize
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
-"""The differentially private families MST and AIM (tuner/synthesis/dp.py,
-tuner/synthesis/dp_mechanisms.py)."""
+"""The differentially private families MST and AIM (tuner/synthesis/_dp.py,
+tuner/synthesis/_dp_mechanisms.py)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ import pytest
 
 from tests.data import unavailable
 from tuner.data import TABLE, metadata_for
-from tuner.synthesis import dp
-from tuner.synthesis.dp_mechanisms import cdp_delta, cdp_rho
-from tuner.synthesis.families import SYNTHESIZERS
-from tuner.synthesis.synthesizers import build, fitted, synthesize
+from tuner.synthesis import _dp as dp
+from tuner.synthesis._dp_mechanisms import cdp_delta, cdp_rho
+from tuner.synthesis._families import SYNTHESIZERS
+from tuner.synthesis._synthesizers import build, fitted, synthesize
 
 
 def _require_dp() -> None:
@@ -145,7 +145,7 @@ def test_spends_its_budget_and_no_more(three_fits):
 def test_aim_with_as_many_rounds_as_columns_spends_its_budget_and_no_more():
     # T = d, the fewest: the one-way marginals spend 0.9 rho, and with d = 3 less than two
     # rounds' worth (2 rho / 3) is left, so one last round takes the rest
-    from tuner.synthesis import dp_mechanisms as mech
+    from tuner.synthesis import _dp_mechanisms as mech
 
     rng = np.random.default_rng(2)
     codes = {f"c{j}": rng.integers(0, 3, 200) for j in range(3)}
@@ -158,7 +158,7 @@ def test_aim_with_as_many_rounds_as_columns_spends_its_budget_and_no_more():
 @needs_dp
 def test_aim_rounds_set_the_noise_and_fewer_than_the_columns_are_refused(monkeypatch):
     from tuner.errors import InputError
-    from tuner.synthesis import dp_mechanisms as mech
+    from tuner.synthesis import _dp_mechanisms as mech
 
     # Algorithm 1 (McKenna et al. 2022): sigma = sqrt(T / (2 * 0.9 rho)) for every one-way
     # marginal, T = 16 d by default; the measurements are recorded, then the fit stopped
@@ -196,7 +196,7 @@ def test_aim_rounds_set_the_noise_and_fewer_than_the_columns_are_refused(monkeyp
 @needs_dp
 @pytest.mark.slow
 def test_mst_merges_values_it_did_not_see():
-    from tuner.synthesis import dp_mechanisms as mech
+    from tuner.synthesis import _dp_mechanisms as mech
 
     rng = np.random.default_rng(1)
     n = 400
@@ -231,7 +231,7 @@ def _identity(*sizes):
 
 
 def test_merged_code_is_drawn_among_the_merged_values():
-    from tuner.synthesis.dp_mechanisms import Fitted
+    from tuner.synthesis._dp_mechanisms import Fitted
 
     codes = {"c0": np.array([0, 1, 2, 3] + [4] * 400)}  # 4: the merged cell of values 4, 5
     fitted = Fitted(_Fixed(codes), 0.0, [], {"c0": np.array([4, 5])})
@@ -309,7 +309,7 @@ def test_a_private_family_is_released_with_the_trials_own_data(tmp_path):
 
     import tuner
     from tests.tuner.conftest import NO_AUDIT, write_config
-    from tuner.search.trials import DATA_SHA256_ATTR
+    from tuner.search._trials import DATA_SHA256_ATTR
 
     columns = ["age", "yrs_married", "children", "religious", "affairs"]
     # a secret study draws its own split each run: the sealed audit set's gate once refused the

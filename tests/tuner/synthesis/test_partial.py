@@ -14,12 +14,12 @@ from tests.data import load_acs, unavailable
 from tests.tuner.conftest import write_config
 from tuner import config, measures
 from tuner.data import TABLE, metadata_for
-from tuner.measures.identification import PartialInputs
-from tuner.scoring.evaluation import evaluate
-from tuner.search.context import prepare
-from tuner.synthesis.cart import CARTSynthesizer
-from tuner.synthesis.families import SYNTHESIZERS
-from tuner.synthesis.partial import (
+from tuner.measures._identification import PartialInputs
+from tuner.scoring._evaluation import evaluate
+from tuner.search._context import prepare
+from tuner.synthesis._cart import CARTSynthesizer
+from tuner.synthesis._families import SYNTHESIZERS
+from tuner.synthesis._partial import (
     PartialSynthesisError,
     conditioning_problem,
     reject_sample,

@@ -1,0 +1,117 @@
+"""The registry's logic: every measure by name, its options, bounds and checks (the room's
+``__init__`` exports it; ``docs/architecture.md`` says how to add a measure)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+import risk
+from tuner.measures import _attribute as attribute
+from tuner.measures import _gate as gate
+from tuner.measures import _identification as identification
+from tuner.measures import _membership as membership
+from tuner.measures import _partial_gate as partial_gate
+from tuner.measures._base import Bound, MeasureSpec, Option, Outcome
+
+MEASURES: Mapping[str, MeasureSpec] = MappingProxyType(
+    {m.name: m for m in (*membership.SPECS, *gate.SPECS, *attribute.SPECS,
+                         *identification.SPECS, *partial_gate.SPECS)})
+
+
+def options() -> dict[str, Option]:
+    """Every ``[risk]`` option of every measure, by key (a key may be declared once only)."""
+    out: dict[str, Option] = {}
+    for spec in MEASURES.values():
+        for opt in spec.options:
+            if opt.key in out and out[opt.key] != opt:
+                raise RuntimeError(f"[risk] option {opt.key!r} is declared twice differently")
+            out[opt.key] = opt
+    return out
+
+
+def enabled(opts: Mapping[str, Any]) -> list[MeasureSpec]:
+    """The measures a trial computes under these options, in registry order."""
+    return [m for m in MEASURES.values() if m.enabled(opts)]
+
+
+def bound_of(name: str, among: Iterable[str] | None = None
+             ) -> tuple[MeasureSpec, Bound, str] | None:
+    """The measure and bound of constraint ``name`` (``bound`` or ``bound.LABEL``), and the
+    flat metric it bounds; ``None`` for a name no measure declares. Partial synthesis's copies
+    constraints share full synthesis's names (and metrics and limits): ``among``, the names of
+    the measures a trial computed, picks the one it ran."""
+    bound_name, _, label = name.partition(".")
+    allowed = None if among is None else set(among)
+    for spec in MEASURES.values():
+        if allowed is not None and spec.name not in allowed:
+            continue
+        for bound in spec.bounds:
+            if bound.name == bound_name:
+                return spec, bound, f"{bound.metric}.{label}" if label else bound.metric
+    return None
+
+
+def _result_of(name: str, outcomes: Mapping[str, Outcome]
+               ) -> tuple[MeasureSpec, Bound, Any] | None:
+    """The measure, bound and result object behind constraint ``name`` in ``outcomes``."""
+    found = bound_of(name, among=outcomes)
+    if found is None:
+        return None
+    spec, bound, _ = found
+    result = outcomes.get(spec.name, Outcome({})).results.get(name.partition(".")[2])
+    return None if result is None else (spec, bound, result)
+
+
+def constraint_result(name: str, outcomes: Mapping[str, Outcome], *,
+                      on_scale_of: Mapping[str, Outcome] | None = None
+                      ) -> tuple[Bound, float, risk.Interval | None] | None:
+    """Constraint ``name``'s bound, the metric it bounds and that metric's interval (``None``
+    where the bound has none), from a trial's outcomes; ``None`` for an unknown constraint.
+    With ``on_scale_of`` (the outcomes of the same data scored against the holdout), a bound
+    that declares ``rescale`` gives its metric on their scale (:attr:`Bound.rescale`)."""
+    found = _result_of(name, outcomes)
+    if found is None:
+        return None
+    spec, bound, result = found
+    seen = None if on_scale_of is None else _result_of(name, on_scale_of)
+    if bound.rescale is not None and seen is not None:
+        return bound, *bound.rescale(result, seen[2])
+    value = spec.metrics(result).get(bound.metric, math.nan)
+    return bound, value, bound.interval(result) if bound.interval else None
+
+
+def sampled_constraint(name: str) -> bool:
+    """Whether constraint ``name`` belongs to a measure a trial estimates on a sample and the
+    release computes on every record (``MeasureSpec.sampled``)."""
+    found = bound_of(name)
+    return found is not None and found[0].sampled
+
+
+def margin_then(name: str, now: Mapping[str, float], then: Mapping[str, float],
+                margin: float) -> float:
+    """Constraint ``name``'s value for the metrics ``now`` under the limit in force when the
+    metrics ``then`` gave the value ``margin`` (a constraint is ``metric - limit`` or ``limit -
+    metric``: the limit is recovered from them); NaN when either metric is missing."""
+    found = bound_of(name)
+    if found is None:
+        return math.nan
+    _, bound, key = found
+    shift = float(now.get(key, math.nan)) - float(then.get(key, math.nan))
+    return margin + shift if bound.sense == "max" else margin - shift
+
+
+def column_options(opts: Mapping[str, Any]) -> dict[str, Sequence[str]]:
+    """``risk.KEY`` -> column names, for every option that names columns of the data."""
+    return {f"risk.{k}": list(opts[k]) for k, o in options().items() if o.kind == "columns"}
+
+
+def check(opts: Mapping[str, Any]) -> list[str]:
+    """Every problem with the option values (empty when they are fine)."""
+    errors = [msg for k, o in options().items() if o.check and (msg := o.check(opts[k]))]
+    for spec in MEASURES.values():
+        if spec.checks:
+            errors += spec.checks(opts)
+    return errors

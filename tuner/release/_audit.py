@@ -1,0 +1,398 @@
+"""The release audit (design §13): the candidate's gate on the sealed audit set, then a
+per-record membership audit that knows the generator, before anything is written.
+
+1. :func:`tuner.release._audit_set.audit_set_check`: the gate's holdout-based constraints on
+   records no trial saw; a failure refuses the candidate.
+2. :func:`risk.membership_audit` with the released family and its tuned parameters as the
+   generator (:class:`ReleasedFamily`: fitted and sampled as a trial does, the gate's removal
+   of replicated uniques applied, so the intruder attacks what would be released): the
+   ``[audit] targets`` most vulnerable training records, ``shadows`` shadow tables each drawn
+   from the holdout (the intruder's auxiliary data; never the audit set). A candidate whose
+   upper 95 % bound of the pooled TPR at 1 % FPR exceeds ``tpr_limit`` is refused, and the next
+   best feasible trial is audited (:mod:`tuner.release._export`).
+
+Cost is shown before it is paid, and before the trial is made again (:func:`preflight`): one
+pilot fit is timed and the audit's time estimated for the per-target game (``targets x
+shadows`` fits) and the shared one (``shadows`` fits); with ``design = "auto"`` the per-target
+game runs when it fits in ``max_minutes``, else the shared one (saying so: ``design_why`` in
+the manifest, the summary and the report), else none: then the trial is passed over for the
+next best (``required = true``; when none is left, the run ends with exit 3 saying what to
+change) or goes out marked "not audited" (``required = false``). Fits run over ``jobs``
+processes (every core by default). A finished audit is kept in the study (attribute
+``audit:N``), so exporting the same trial again does not pay for it twice.
+
+Partial synthesis releases each training record's own row: membership is disclosed by design,
+so no membership audit runs there (identification risk is the measure; the report says so).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import time
+import warnings
+from typing import Any, TypedDict
+
+import joblib
+import numpy as np
+import optuna
+import pandas as pd
+from tqdm import tqdm
+
+import risk
+from tuner._common import attrs
+from tuner.measures import remove_replicated_uniques
+from tuner.release import _audit_backend as audit_backend
+from tuner.release._audit_set import audit_set_check, refusal, winners_curse
+from tuner.release._manifest import Audit
+from tuner.release._recreate import AuditOverBudget, NoFeasibleTrial, ReleaseRejected
+from tuner.release._report_audit import design_said, verdict_summary
+from tuner.scoring import Evaluation
+from tuner.search import Context, trial_params
+from tuner.synthesis import synthesize
+
+AUDIT_PREFIX = attrs.AUDIT_PREFIX
+AUDIT_SEED = 13  # the component of the study seed that seeds the audit (design §13)
+DP_FAMILIES = ("mst", "aim")
+NEIGHBOURS = 5  # k of the vulnerability score (Meeus et al. 2023)
+# the audit's statistics (issue 32: thresholds fixed on calibration runs, intervals clustered
+# by fit): an audit kept in a study from before them is not reused
+AUDIT_STATISTICS = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class ReleasedFamily:
+    """``fit_sample`` for :func:`risk.membership_audit`: the released family, its tuned
+    parameters, one thread per fit, and the gate's removal of replicated uniques.
+
+    ``sample_ratio``: synthetic records per training record, the release's
+    (``study.sample_size / n_train``, 1 by default), so that a shadow table's synthetic data
+    are as dense around its records as the release is around the training records."""
+
+    name: str
+    params: dict[str, Any]
+    device: str
+    policy: str
+    sample_ratio: float = 1.0
+
+    def __call__(self, table: pd.DataFrame, seed: int) -> pd.DataFrame:
+        rows = max(1, round(len(table) * self.sample_ratio))
+        with warnings.catch_warnings():  # SDV's, hundreds of times over
+            warnings.simplefilter("ignore")
+            out = synthesize(self.name, self.params, table, seed=seed, device=self.device,
+                             threads=1, num_rows=rows).synthetic
+        return remove_replicated_uniques(table, out, self.policy)[0]
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What will run: the design, the fits, the processes and the estimated seconds."""
+
+    design: str | None  # None: nothing fits in max_minutes
+    fits: int
+    jobs: int
+    seconds: float
+    pilot_seconds: float
+    estimates: dict[str, float]
+    why: str = ""  # how the design was chosen (said in the terminal, the manifest, the report)
+
+
+def _targets(ctx: Context) -> int:
+    """``[audit] targets``, at most what the training records allow (each needs 5 others)."""
+    return max(1, min(ctx.cfg.audit.targets, len(ctx.split.train) - NEIGHBOURS - 1))
+
+
+def _jobs(ctx: Context) -> int:
+    return ctx.cfg.audit.jobs or joblib.cpu_count()  # the cores this process may use
+
+
+def plan(ctx: Context, family: ReleasedFamily, size: int, seed: int) -> Plan:
+    """Time one pilot fit of a shadow-sized table and choose the design (module docstring).
+
+    The timed fit follows an untimed one on another table with another seed, which pays what
+    only a process's first fit of a family pays (imports, first calls), as the audit's hundreds
+    of fits do not (a CART fit on 1,000 Adult records in a new process: 3.5 s, then 0.3 s;
+    timed cold, the default audit would move from the per-target game to the shared one). Not
+    the same table and seed twice: JAX (MST, AIM) compiles for the model's shapes (the cliques
+    chosen, MST's merged values), which follow from the data and the noise, and reuses a
+    compilation only for the same shapes, which audit fits seldom share (AIM on Fair: 4 s timed
+    after a fit of the same table and seed, 11-22 s each in the audit that followed)."""
+    a, n_train = ctx.cfg.audit, len(ctx.split.train)
+    other = (seed + 1) % 2**32  # seeds are 32-bit (tuner.search._context's derive)
+    warm_up, table = (ctx.split.holdout.sample(size, random_state=s).reset_index(drop=True)
+                      for s in (other, seed))
+    family(warm_up, other)  # untimed
+    start = time.perf_counter()
+    family(table, seed)
+    pilot = time.perf_counter() - start
+    jobs = _jobs(ctx)
+    fixed = 3.4e-8 * n_train ** 2 + 0.3 * _targets(ctx) + (5.0 if jobs > 1 else 0.0)
+    k = _targets(ctx)
+    estimates = {d: fixed + pilot * fits / min(jobs, fits) * 1.15 for d, fits in
+                 (("per_target", k * a.shadows), ("shared", a.shadows))}
+    budget = a.max_minutes * 60.0
+    if a.design != "auto":  # the design asked for, within the budget like any other
+        design: str | None = a.design if estimates[a.design] <= budget else None
+        why = f"audit.design = {a.design!r}"
+    else:
+        design = next((d for d in ("per_target", "shared") if estimates[d] <= budget), None)
+        why = ("audit.design = 'auto': the per-target game fits in audit.max_minutes"
+               if design == "per_target" else
+               f"audit.design = 'auto': the per-target game would take about "
+               f"{_minutes(estimates['per_target'])}, more than audit.max_minutes = "
+               f"{a.max_minutes:g}, so the shared game (cheaper, weaker when the targets "
+               f"resemble each other) ran instead")
+    fits = 0 if design is None else (k * a.shadows if design == "per_target" else a.shadows)
+    seconds = math.nan if design is None else estimates[design]
+    return Plan(design, fits, jobs, seconds, pilot, estimates, why)
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+
+
+def _sample_ratio(ctx: Context) -> float:
+    """Synthetic records per training record in the release (``study.sample_size``)."""
+    n_train = len(ctx.split.train)
+    return (ctx.cfg.study.sample_size or n_train) / n_train
+
+
+def _key(ctx: Context, best: optuna.trial.FrozenTrial, design: str) -> str:
+    """What an audit's result depends on: the trial's data, the settings, the split."""
+    a = ctx.cfg.audit
+    ratio = _sample_ratio(ctx)  # named only when not 1: earlier audits' keys stay as they were
+    text = json.dumps([best.user_attrs.get(attrs.DATA_SHA256), a.targets, a.shadows, a.shadow_size,
+                       design, ctx.fingerprint, ctx.split_record(), ctx.cfg.study.seed,
+                       AUDIT_STATISTICS, *([ratio] if ratio != 1.0 else [])], default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _kept(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial
+          ) -> dict[str, Any] | None:
+    """A finished audit of this trial with the same data, settings and split, or None."""
+    a = ctx.cfg.audit
+    kept = study.user_attrs.get(f"{AUDIT_PREFIX}{best.number}")
+    designs = ("per_target", "shared") if a.design == "auto" else (a.design,)
+    if isinstance(kept, dict) and kept.get("key") in {_key(ctx, best, d) for d in designs}:
+        return kept
+    return None
+
+
+def _family(ctx: Context, name: str, params: dict[str, Any]) -> ReleasedFamily:
+    cfg = ctx.cfg
+    return ReleasedFamily(name, dict(params), cfg.study.device, cfg.risk.replicated_uniques,
+                          _sample_ratio(ctx))
+
+
+def _size(ctx: Context) -> int:
+    return min(ctx.cfg.audit.shadow_size, len(ctx.split.holdout))
+
+
+def preflight(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial
+              ) -> Plan | None:
+    """The membership audit's plan for ``best``, timed before the trial is made again: a trial
+    whose audit cannot run within ``audit.max_minutes`` is passed over (or, as the study's
+    release, left as it is) without paying for its refit on the training records (an MST or
+    AIM fit, many minutes on a big table). None where no membership audit will be planned:
+    disabled, partial synthesis, or an audit of this trial is kept."""
+    a = ctx.cfg.audit
+    if not a.enabled or ctx.cfg.study.synthesize or _kept(ctx, study, best) is not None:
+        return None
+    name, params = trial_params(best)
+    chosen = plan(ctx, _family(ctx, name, params), _size(ctx), ctx.derive(AUDIT_SEED,
+                                                                          best.number))
+    if chosen.design is None:
+        _over_budget(ctx, study, best, name, chosen)  # raises where the audit is required
+    return chosen
+
+
+def _over_budget(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
+                 name: str, chosen: Plan) -> dict[str, Any]:
+    """A trial whose audit does not fit: passed over, left as the study's release, or (audit
+    not required) the figures of an audit that did not run."""
+    a = ctx.cfg.audit
+    why = (f"the membership audit of trial {best.number} ({name}) would take "
+           f"about {_minutes(chosen.estimates['per_target'])} (per target) or "
+           f"{_minutes(chosen.estimates['shared'])} (shared) on {chosen.jobs} process(es), "
+           f"one fit {chosen.pilot_seconds:.2f} s: more than audit.max_minutes = "
+           f"{a.max_minutes:g}")
+    if a.required and study.user_attrs.get(attrs.RELEASED) == best.number:
+        raise NoFeasibleTrial(  # the study's release: left as it is, never withdrawn
+            f"{why}; trial {best.number} is the study's release and is left as it is "
+            "(raise audit.max_minutes to audit it again)")
+    if a.required:  # never released unaudited, never a stop: the next trial is audited
+        raise AuditOverBudget(
+            f"passed over: {why}, so it cannot be audited (raise audit.max_minutes to "
+            "audit it, use fewer audit.shadows, a smaller audit.shadow_size or more cores, "
+            "audit.jobs)", max_minutes=a.max_minutes)
+    return {"ran": False, "why": why}
+
+
+def _membership(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
+                ev: Evaluation, planned: Plan | None) -> dict[str, Any]:
+    """The membership audit's figures (run, or kept from an earlier export of this trial);
+    ``planned``: :func:`preflight`'s plan (None: timed here)."""
+    a = ctx.cfg.audit
+    family = _family(ctx, ev.synthesizer, ev.params)
+    seed = ctx.derive(AUDIT_SEED, best.number)
+    size = _size(ctx)
+    # a finished audit of this trial is kept before any timing: a slower machine must not
+    # turn an audited release into one that "cannot be audited"
+    kept = _kept(ctx, study, best)
+    if kept is not None:
+        print(f"audit: trial {best.number}'s membership audit from {kept['when']} is kept "
+              "(same data, settings and split)", flush=True)
+        return dict(kept["membership"])
+    chosen = planned if planned is not None else plan(ctx, family, size, seed)
+    if chosen.design is None:
+        return _over_budget(ctx, study, best, ev.synthesizer, chosen)
+    print(f"audit: trial {best.number} ({ev.synthesizer}): {_targets(ctx)} most vulnerable "
+          f"training records x {a.shadows} shadow tables of {size:,} holdout records, "
+          f"{chosen.design.replace('_', ' ')} design: {chosen.fits:,} fits over "
+          f"{min(chosen.jobs, chosen.fits)} process(es); about {_minutes(chosen.seconds)} "
+          f"(one fit took {chosen.pilot_seconds:.2f} s); design chosen by {chosen.why}",
+          flush=True)
+    # off with --no-progress, and where the output is not a terminal (a log file)
+    bar = tqdm(total=chosen.fits, desc="audit fits", unit="fit", dynamic_ncols=True,
+               disable=None if ctx.progress else True)
+
+    def progress(done: int, total: int) -> None:
+        bar.n = done
+        bar.refresh()
+
+    try:
+        with audit_backend.running(a, min(chosen.jobs, chosen.fits)) as jobs:
+            res = risk.membership_audit(
+                ctx.split.train, ctx.split.holdout, family, targets=_targets(ctx),
+                shadows=a.shadows, shadow_size=size, design=chosen.design,
+                n_jobs=jobs, progress=progress, random_state=seed)
+    finally:
+        bar.close()
+    out = _figures(res) | {"ran": True, "estimated_seconds": chosen.seconds,
+                           "pilot_fit_seconds": chosen.pilot_seconds,
+                           "jobs": min(chosen.jobs, chosen.fits), "design_why": chosen.why,
+                           "sample_ratio": family.sample_ratio}
+    study.set_user_attr(f"{AUDIT_PREFIX}{best.number}", {
+        "key": _key(ctx, best, chosen.design), "membership": out,
+        "when": time.strftime("%Y-%m-%d %H:%M:%S")})
+    return out
+
+
+def _figures(res: risk.MembershipAuditResult) -> dict[str, Any]:
+    """Counts and scores only: no target's values or position."""
+    ci = res.tpr_at_1pct_interval
+    return {
+        "design": res.design, "targets": res.n_targets, "shadows": res.n_shadows,
+        "shadow_size": res.shadow_size, "fits": res.n_fits, "attacks": list(res.attacks),
+        "target_auc": [float(x) for x in res.target_auc],
+        "best_attack_auc": [float(x) for x in res.best_attack_auc],
+        "attack_auc": {k: [float(x) for x in v] for k, v in res.attack_auc.items()},
+        "selected_attack": list(res.selected_attack), "vulnerability": list(res.vulnerability),
+        "max_auc": res.max_auc, "median_auc": float(np.nanmedian(res.target_auc)),
+        "tpr_at_1pct": res.tpr_at_1pct, "tpr_at_1pct_interval": [ci.low, ci.high],
+        "fpr_at_1pct": res.fpr_at_1pct,
+        "fpr_at_1pct_interval": [res.fpr_at_1pct_interval.low, res.fpr_at_1pct_interval.high],
+        "interval_method": ci.method, "calibration_nulls": res.n_calibration_nulls,
+        "tpr_at_10pct": res.tpr_at_10pct,
+        "tpr_at_10pct_interval": [res.tpr_at_10pct_interval.low,
+                                  res.tpr_at_10pct_interval.high],
+        "fpr_at_10pct": res.fpr_at_10pct, "epsilon_lower_bound": res.epsilon_lower_bound,
+        "epsilon_ceiling": res.epsilon_ceiling, "epsilon_delta": 0.0,
+        "member_runs": res.n_member_runs, "nonmember_runs": res.n_nonmember_runs,
+        "classifier_skipped": res.classifier_skipped, "seconds": res.seconds,
+        "seed": res.random_state, "auxiliary_records": res.n_reference,
+        "bandwidth": res.bandwidth,
+    }
+
+
+CUSTODIAN_ONLY = ("seed", "vulnerability")
+"""What the audit's figures hold that only the custodian may read (design §9.2): the audit's
+seed, from the study's secret, and the targets' vulnerability scores (with the table, a score
+singles its record out, and every target is a training record)."""
+
+
+def public(audited: Audit) -> Audit:
+    """The manifest's ``audit`` entry: ``audited`` without :data:`CUSTODIAN_ONLY`."""
+    mem = {k: v for k, v in audited.get("membership", {}).items() if k not in CUSTODIAN_ONLY}
+    return audited | {"membership": mem}
+
+
+def release_audit(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
+                  ev: Evaluation, *, planned: Plan | None = None) -> Audit:
+    """The audit of the candidate ``best`` (module docstring); the manifest's ``audit`` entry.
+    Raises :class:`ReleaseRejected` when it fails (the next best trial is then audited).
+    ``planned``: the membership audit's plan made by :func:`preflight` before the trial was made
+    again (None: planned here)."""
+    a = ctx.cfg.audit
+    check = audit_set_check(ctx, ev, threads=int(best.user_attrs.get(attrs.THREADS, 1)))
+    if (why := refusal(check)) is not None:
+        raise ReleaseRejected(why)
+    if not a.enabled:
+        mem: dict[str, Any] = {"ran": False, "why": "disabled by audit.enabled = false"}
+    elif ctx.cfg.study.synthesize:
+        mem = {"ran": False, "partial": True,
+               "why": "partial synthesis: each released row is its own training record, so "
+                      "membership is disclosed by design; the audit is identification risk on "
+                      "the sealed audit set"}
+    else:
+        mem = _membership(ctx, study, best, ev, planned)
+    if mem.get("ran") and mem["tpr_at_1pct_interval"][1] > a.tpr_limit:
+        lo, hi = mem["tpr_at_1pct_interval"]
+        raise ReleaseRejected(
+            f"membership audit: an intruder who knows the generator reaches a pooled TPR of "
+            f"{mem['tpr_at_1pct']:.3f} at 1% FPR on the {mem['targets']} most vulnerable "
+            f"training records (95% interval {lo:.3f}-{hi:.3f}: its upper end is above "
+            f"audit.tpr_limit = {a.tpr_limit}); largest per-target AUC {mem['max_auc']:.2f}, "
+            f"epsilon >= {mem['epsilon_lower_bound']:.2f} (delta = 0), "
+            f"{design_said(mem)}")
+    # in partial synthesis the audit is the sealed set's check (identification risk included)
+    audited = mem.get("ran") or (mem.get("partial") and check.get("available"))
+    verdict = "passed" if audited else "not audited"
+    out: Audit = {
+        "verdict": verdict, "summary": verdict_summary(verdict, check, mem, a.tpr_limit),
+        "tpr_limit": a.tpr_limit, "audit_set": check, "membership": mem,
+        "winners_curse": winners_curse(check),
+        "intruder": {"knows": "the synthesiser family and its tuned parameters, the holdout "
+                              "records as auxiliary data, each target's whole record",
+                     "family": ev.synthesizer, "params": dict(ev.params),
+                     "auxiliary_records": len(ctx.split.holdout)},
+    }
+    if (claim := dp_claim(ev.synthesizer, ev.params)) is not None:
+        out.update(claim)
+    return out
+
+
+class DPClaim(TypedDict):  # a differentially private family's claim, in the audit entry
+    claimed_epsilon: float
+    claimed_neighbours: str
+    claimed_epsilon_in_game: float
+
+
+def dp_claim(family: str, params: dict[str, Any]) -> DPClaim | None:
+    """What a differentially private family claims, beside the audit's lower bound: its
+    ``epsilon``, for add/remove-one neighbours (:mod:`tuner.synthesis._dp`); the game replaces
+    one record, where group privacy makes the claim ``(2 epsilon, (1 + e^epsilon) delta)``.
+    ``None`` for another family."""
+    if family not in DP_FAMILIES or "epsilon" not in params:
+        return None
+    epsilon = float(params["epsilon"])
+    return {"claimed_epsilon": epsilon, "claimed_neighbours": "add/remove one record",
+            "claimed_epsilon_in_game": 2.0 * epsilon}
+
+
+def metrics(audit: dict[str, Any]) -> dict[str, float]:
+    """Flat numbers of the audit for the released trial's MLflow run."""
+    mem = audit["membership"]
+    out: dict[str, float] = {}
+    if mem.get("ran"):
+        out |= {"audit.tpr_at_1pct": mem["tpr_at_1pct"],
+                "audit.tpr_at_1pct_upper": mem["tpr_at_1pct_interval"][1],
+                "audit.tpr_at_10pct": mem["tpr_at_10pct"], "audit.max_auc": mem["max_auc"],
+                "audit.epsilon_lower_bound": mem["epsilon_lower_bound"],
+                "audit.fits": float(mem["fits"]), "audit.seconds": mem["seconds"]}
+    for row in audit["audit_set"].get("rows", []):
+        if math.isfinite(row["audit_margin"]):
+            out[f"audit_set.{row['constraint']}"] = row["audit_margin"]
+    return out

@@ -1,0 +1,239 @@
+"""The release's report for a disclosure-review board: ``report.md`` and ``report.html``.
+
+Both are rendered from ``manifest.json`` and the figures beside it, nothing else, so
+``risk-tuner report DIR --write`` can make them again without the confidential data. Every
+enabled measure of :data:`tuner.measures.MEASURES` contributes its rows (value, limit, one
+sentence of what it means); the constraints follow with whether each passed; then the utility
+breakdown and the caveats. The HTML page embeds its figures, so it can be mailed alone. No real
+record is ever written here (a test scans every file the tuner writes).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from tuner import measures
+from tuner.release import _report_audit as report_audit
+from tuner.release._manifest import Manifest, Selection
+from tuner.release._summary import summary
+from tuner.scoring import Evaluation
+
+CAVEATS = (
+    "The measures are empirical: they test the attacks named above on this release, against "
+    "these training and holdout records. They do not bound what every possible intruder can do "
+    "(that is what differential privacy offers, and none is claimed here).",
+    "Membership disclosure M assumes the intruder holds a target's quasi-identifiers exactly as "
+    "recorded; linkage with other data or knowledge of rare values is not modelled.",
+    "Attribute disclosure covers the configured keys and targets only; other combinations of "
+    "known and sensitive variables have not been measured.",
+    "Exact copies and replicated uniques compare whole records; a record that differs only in a "
+    "column the intruder does not need can still identify a person.",
+    "The synthesiser's model is not released (it holds training values). Keep `split.json` "
+    "(which records were in training) confidential: with it, membership is no longer a guess.",
+)
+
+
+UTILITY_FIGURES = ("column_shapes.png", "marginals.png", "correlations.png")  # in this order
+
+
+def _count(n: int, noun: str) -> str:
+    plural = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
+    return f"{n} {noun if n == 1 else plural}"
+
+
+def marginals_note(info: dict[str, Any]) -> str:
+    """What the marginal plots show, and what they leave out so that no rare value shows."""
+    k, shown = info["min_count"], info["columns"]
+    pooled, bins = info.get("pooled_categories", {}), info.get("suppressed_bins", {})
+    which = (f"The {_count(len(shown), 'column')} with the lowest column-shape scores, worst first"
+             if len(shown) < info["columns_total"] else f"All {len(shown)} columns, worst first")
+    return (f"{which} (score in each title): the share of records in each category or bin, "
+            "training data (blue) against the release (orange). **Small cells are not "
+            f"shown**: a category or value with fewer than {k} training records is never drawn "
+            "on its own but pooled into 'other' with every category beyond the "
+            f"{info.get('max_bars', 12)} most frequent ({_count(sum(pooled.values()), 'category')} "
+            f"pooled in {_count(len(pooled), 'column')}); "
+            "histograms span the training data's 1st to 99th percentile, values beyond are "
+            "counted in the outer bins (so no minimum or maximum is drawn), and a bin with "
+            f"fewer than {k} training records is drawn empty for the training data "
+            f"({_count(sum(bins.values()), 'bin')} in {_count(len(bins), 'column')}).")
+
+
+def measure_rows(ev: Evaluation, risk_options: Any, utility_metric: str) -> list[dict[str, str]]:
+    """One row per reported number, from the registry's report functions."""
+    rows = [measures.ReportRow(f"utility U ({utility_metric})", f"{ev.utility:.4f}", "",
+                               "1: the release reproduces the training data's distributions."),
+            measures.ReportRow("risk-utility loss", f"{ev.loss.loss:.4f}", "",
+                               "-w(M) U, minimised by the study (El Emam et al. 2022).")]
+    for name, outcome in ev.outcomes.items():
+        spec = measures.MEASURES[name]
+        if spec.report is not None:
+            for label, result in outcome.results.items():
+                rows += spec.report(label, result, risk_options)
+    return [dict(r.__dict__) for r in rows]
+
+
+def _selection(chosen: Selection | None) -> list[tuple[str, Any]]:
+    """Why this trial was released (manifests written before the key existed have none)."""
+    if not chosen:
+        return []
+    refused = [("p", f"Refused at release: trial {n}: {why}.")
+               for n, why in chosen.get("refused", {}).items()]
+    if chosen["mode"] == "pareto":
+        return [("h2", "Why this trial"),
+                ("p", f"{chosen['reason']} The study maximised U and minimised M with every "
+                      "constraint enforced; the feasible front is trial(s) "
+                      f"{', '.join(map(str, chosen['front']))}."), *refused]
+    return [("h2", "Why this trial"), ("p", f"Rule: {chosen['rule']}; {chosen['reason']}."),
+            *refused]
+
+
+def _fakes(fakes: dict[str, Any] | None) -> list[tuple[str, Any]]:
+    """The columns released as fake values (SDV metadata's PII and keys), how each was made."""
+    if not fakes or not fakes.get("columns"):
+        return []
+    return [("h2", "Fake columns: no real value"), ("p", f"{fakes['note']}; {fakes['redraws']}."),
+            ("table", pd.DataFrame([
+                {"column": c, "sdtype": f["sdtype"], "made with": f["made_with"],
+                 "checked against the real values": "yes" if f["checked_against_real"] else
+                 "no (drawn from a list)", "drawn again": f["values_drawn_again"]}
+                for c, f in fakes["columns"].items()]))]
+
+
+def _blocks(m: Manifest) -> list[tuple[str, Any]]:
+    """The report as a list of (kind, content): h1, h2, p, pre, table (DataFrame), img (file)."""
+    r, trial = m["report"], m["trial"]
+    mem = m["membership"]
+    first = summary(m)  # the block the terminal prints too, word for word
+    out: list[tuple[str, Any]] = [
+        ("h1", f"Release of study {m['study']!r}: {m['synthesizer']} (trial {trial})"),
+        ("h2", first[0]), ("pre", "\n".join(first[1:])),
+        ("table", pd.DataFrame([
+            ("created (UTC)", m["created_utc"]),
+            ("SHA-256 of synthetic.csv", m["synthetic_sha256"]),
+            ("released records", m["gate"]["released_records"]),
+            ("data", f"fingerprint {m['data']['fingerprint_sha256'][:16]}..., "
+                     f"{m['data']['rows']} records, population N = "
+                     f"{m['data']['population_size']} ({m['data']['population_note']})"),
+            ("split", f"{m['split']['n_train']:,} training / {m['split']['n_holdout']:,} holdout"
+                      + (f" / {m['split']['n_audit']:,} sealed audit (never seen by a trial)"
+                         if m['split'].get('n_audit') else "")),
+            ("study", f"{r['trials_run']} trial{'' if r['trials_run'] == 1 else 's'} run, "
+                      f"{r['trials_feasible']} feasible"
+                      + (f", {r['trials_refused']} of them refused at release"
+                         if r.get("trials_refused") else "")),
+            ("synthesiser", f"{m['synthesizer']}, parameters {json.dumps(m['params'])}, "
+                            f"{m['threads']} thread(s), {m['device']}"),
+            ("randomness", m["randomness"]["note"] if "randomness" in m else "not recorded"),
+            ("config SHA-256", m["config_sha256"]),
+        ], columns=["", "value"])),
+        *_selection(m.get("selection")),
+        *_fakes(m.get("fakes")),
+        ("h2", "Decision: every constraint"),
+        ("table", pd.DataFrame([{"constraint (passes when <= 0)": k,
+                                 "value": f"{v['value']:+.4f}",
+                                 "passed": "yes" if v["passed"] else "NO"}
+                                for k, v in m["constraints"].items()])),
+        *report_audit.blocks(m),
+        ("h2", "Risk measures"),
+        ("table", pd.DataFrame(r["rows"])),
+    ]
+    if not mem.get("can_bind", True):
+        out.append(("p", f"**M cannot bind here.** {mem['warning']} The gate's measures "
+                         "(exact and near copies, distance to closest record, replicated "
+                         "uniques) decide."))
+    out.append(("p", f"Members expected per attack set of M: {mem['expected_members']:.1f} "
+                     f"(t = {mem['sampling_fraction']:.4f}). {m['gate']['removed_records']} "
+                     "synthetic records equal to a record unique in the training data were "
+                     f"removed before scoring (policy: {m['gate']['replicated_uniques']})."))
+    u = r.get("utility")
+    figures = r["figures"].items()
+    for title, name in figures:  # the risk figures, below the risk measures
+        if name not in UTILITY_FIGURES:
+            out += [("h3", title), ("img", name)]
+    if u:
+        out += [("h2", "Utility"),
+                ("p", f"SDMetrics Quality Report {u['score']:.4f}: " + ", ".join(
+                    f"{k} {v:.4f}" for k, v in u["properties"].items()) + ". The weakest "
+                    "column pairs: " + ", ".join(
+                    f"{k} {v:.3f}" for k, v in sorted(
+                        ((k, v) for k, v in u["pairs"].items() if math.isfinite(v)),
+                        key=lambda kv: kv[1])[:5]) + ".")]
+    for title, name in sorted((f for f in figures if f[1] in UTILITY_FIGURES),
+                              key=lambda f: UTILITY_FIGURES.index(f[1])):
+        out += [("h3", title), ("img", name)]
+        if name == "marginals.png" and u and "marginals" in u:
+            out.append(("p", marginals_note(u["marginals"])))
+    out += [("h2", "Caveats: what these measures do not cover"),
+            *[("li", c) for c in CAVEATS]]
+    return out
+
+
+def markdown(m: Manifest) -> str:
+    lines: list[str] = []
+    for kind, content in _blocks(m):
+        if kind == "h1":
+            lines += [f"# {content}", ""]
+        elif kind in ("h2", "h3"):
+            lines += [f"{'#' * int(kind[1])} {content}", ""]
+        elif kind == "table":
+            lines += [content.to_markdown(index=False), ""]
+        elif kind == "img":
+            lines += [f"![{content}]({content})", ""]
+        elif kind == "pre":
+            lines += ["```text", content, "```", ""]
+        elif kind == "li":
+            lines.append(f"- {content}")
+        else:
+            lines += [content, ""]
+    return "\n".join(lines) + "\n"
+
+
+def _inline(text: str) -> str:
+    parts = html.escape(text).split("**")
+    return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
+
+
+def page(m: Manifest, folder: Path) -> str:
+    """A self-contained HTML page: figures embedded as data URIs."""
+    body: list[str] = []
+    for kind, content in _blocks(m):
+        if kind in ("h1", "h2", "h3"):
+            body.append(f"<{kind}>{html.escape(content)}</{kind}>")
+        elif kind == "table":
+            body.append(content.to_html(index=False, escape=True, border=0))
+        elif kind == "img":
+            data = base64.b64encode((folder / content).read_bytes()).decode()
+            body.append(f'<img alt="{html.escape(content)}" src="data:image/png;base64,{data}">')
+        elif kind == "pre":
+            body.append(f"<pre>{html.escape(content)}</pre>")
+        elif kind == "li":  # consecutive items share one list
+            if body and body[-1].endswith("</li></ul>"):
+                body[-1] = body[-1][: -len("</ul>")] + f"<li>{_inline(content)}</li></ul>"
+            else:
+                body.append(f"<ul><li>{_inline(content)}</li></ul>")
+        else:
+            body.append(f"<p>{_inline(content)}</p>")
+    style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;line-height:1.4}"
+             "table{border-collapse:collapse;margin:1em 0;font-size:90%}"
+             "td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top;text-align:left}"
+             "img{max-width:100%}"
+             "pre{background:#f6f6f6;border:1px solid #ccc;padding:8px;white-space:pre-wrap}")
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>"
+            f"{html.escape(m['study'])} release</title><style>{style}</style></head><body>"
+            + "\n".join(body) + "</body></html>\n")
+
+
+def write(folder: Path, m: Manifest) -> list[Path]:
+    """``report.md`` and ``report.html`` in ``folder`` (which holds the manifest's figures)."""
+    md, page_path = folder / "report.md", folder / "report.html"
+    md.write_text(markdown(m))
+    page_path.write_text(page(m, folder))
+    return [md, page_path]

@@ -1,0 +1,188 @@
+"""The release report's audit section (design §13): what the intruder knew, what it achieved on
+the most exposed people, the epsilon lower bound, and the audit set beside the holdout.
+Rendered from the manifest's ``audit`` entry alone (no data), as the rest of the report; and the
+verdict's one-paragraph summary that entry carries (:func:`verdict_summary`)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from tuner.release._manifest import Audit, Manifest
+
+ATTACK_NAMES = {"distance": "distance to the closest synthetic record",
+                "domias": "DOMIAS density ratio of synthetic to holdout data (van Breugel et "
+                          "al. 2023)",
+                "classifier": "a random forest on counts of synthetic records near the target "
+                              "and matching it on subsets of its columns (TAPAS' queries)"}
+
+
+def design_said(mem: dict[str, Any]) -> str:
+    """The audit's design, and why it ran when ``auto`` fell back to the shared game."""
+    design = f"{mem['design'].replace('_', '-')} game"
+    why = mem.get("design_why", "")
+    if why.startswith("audit.design = 'auto'") and mem["design"] == "shared":
+        return f"{design}, because the per-target game would exceed audit.max_minutes"
+    return design
+
+
+def verdict_summary(verdict: str, check: dict[str, Any], mem: dict[str, Any],
+                    limit: float) -> str:
+    """The audit's verdict in one paragraph (the manifest's ``audit.summary``)."""
+    parts = []
+    if mem.get("ran"):
+        lo, hi = mem["tpr_at_1pct_interval"]
+        parts.append(
+            f"an intruder who knows the generator detected the {mem['targets']} most exposed "
+            f"people in {mem['tpr_at_1pct']:.1%} of the shadow releases trained on them, at a "
+            f"1% false-positive rate fixed on other shadow releases (95% interval "
+            f"{lo:.1%}-{hi:.1%}; limit {limit:.0%}); largest per-target AUC "
+            f"{mem['max_auc']:.2f}; empirical epsilon >= {mem['epsilon_lower_bound']:.2f} "
+            f"(delta = 0; these settings cannot show more than "
+            f"{mem.get('epsilon_ceiling', math.nan):.2f}); {design_said(mem)}")
+    elif mem.get("partial") and check.get("identification"):
+        ident = check["identification"]
+        members, others = ident["members"], ident["non_members"]
+        parts.append(
+            f"partial synthesis, so no membership audit (membership is disclosed by design); "
+            f"identification risk: an intruder matches {members['emr_share']:.1%} of the "
+            f"training records to their own released row (true match rate "
+            f"{members['tmr']:.1%}), and {others['emr_share']:.1%} of the audit records put "
+            f"through the same model ({others['tmr']:.1%})")
+    else:
+        parts.append(f"no membership audit ({mem.get('why', 'not run')})")
+    if check.get("available"):
+        parts.append(f"the gate holds on {check['n_audit']:,} records no trial saw" if not
+                     check["failed"] else "the gate fails on records no trial saw")
+    else:
+        parts.append("no sealed audit set")
+    return f"{verdict}: " + "; ".join(parts) + "."
+
+
+def _pct(x: float) -> str:
+    return f"{x:.1%}" if math.isfinite(x) else "undefined"
+
+
+def _ci(pair: list[float] | None, fmt: str = "{:+.4f}") -> str:
+    return "" if not pair else f" [{fmt.format(pair[0])}, {fmt.format(pair[1])}]"
+
+
+def _membership(a: Audit) -> list[tuple[str, Any]]:
+    mem, who = a["membership"], a["intruder"]
+    if not mem.get("ran"):
+        return [("p", f"**No membership audit ran**: {mem.get('why', 'not run')}.")]
+    design = ("per target: each target's own shadow tables, as Stadler et al. (2022) and "
+              "Meeus et al. (2023) play the game" if mem["design"] == "per_target" else
+              "shared: every shadow table holds each target with probability one half, as "
+              "LiRA's shadow models (Carlini et al. 2022); cheaper, and weaker when the most "
+              "exposed records resemble each other")
+    lo, hi = mem["tpr_at_1pct_interval"]
+    lo10, hi10 = mem["tpr_at_10pct_interval"]
+    fpr_ci = mem.get("fpr_at_1pct_interval")
+    best = mem.get("best_attack_auc")
+    ceiling = mem.get("epsilon_ceiling", math.nan)
+    claim = ""
+    if "claimed_epsilon" in a:
+        in_game = a.get("claimed_epsilon_in_game", 2 * a["claimed_epsilon"])
+        claim = (f" (claimed epsilon {a['claimed_epsilon']:g} for neighbours that differ by "
+                 f"adding or removing one record; this game replaces one, where the claim "
+                 f"guarantees at most {in_game:g})")
+    rows = [
+        ("pooled TPR at 1 % FPR", f"{_pct(mem['tpr_at_1pct'])} [{_pct(lo)}, {_pct(hi)}] "
+                                  f"(FPR reached {_pct(mem['fpr_at_1pct'])}"
+                                  + (f" [{_pct(fpr_ci[0])}, {_pct(fpr_ci[1])}]" if fpr_ci
+                                     else "") + ")",
+         f"upper bound <= {a['tpr_limit']}"),
+        ("pooled TPR at 10 % FPR", f"{_pct(mem['tpr_at_10pct'])} [{_pct(lo10)}, {_pct(hi10)}]",
+         ""),
+        ("per-target AUC (attack chosen on calibration runs)",
+         f"most exposed {mem['max_auc']:.3f}, median {mem['median_auc']:.3f}", ""),
+        *([("diagnostic: per-target AUC of the best of the three attacks",
+            f"largest {max(best):.3f}, median {float(pd.Series(best).median()):.3f}",
+            "chosen after seeing the test runs: biased upwards")] if best else []),
+        ("empirical epsilon lower bound", f"{mem['epsilon_lower_bound']:.3f}" + claim,
+         "ln(TPR lower / FPR upper) at 1 % FPR (Jagielski et al. 2020), delta = 0"
+         + (f"; the most these settings can show is {ceiling:.2f}" if math.isfinite(ceiling)
+            else "")),
+    ]
+    skipped = (f" The classifier could not be trained for {mem['classifier_skipped']} "
+               "target(s)." if mem.get("classifier_skipped") else "")
+    return [
+        ("p", f"**What the intruder knew**: the synthesiser ({who['family']}) and its tuned "
+              f"parameters, {who['auxiliary_records']:,} holdout records as auxiliary data, and "
+              "each target's whole record. **Targets**: the "
+              f"{mem['targets']} training records farthest from their 5 nearest neighbours "
+              "(Meeus et al. 2023), never shown. **Game**: "
+              f"{mem['shadows']} shadow tables of {mem['shadow_size']:,} records per target, half "
+              f"with the target, {mem['fits']:,} fits in {mem['seconds']:.0f} s; design "
+              f"{design}" + (f" (chosen by {mem['design_why']})" if mem.get("design_why")
+                             else "") + ". **Figures**: each target's runs are split by fit "
+              "into calibration and test; on calibration the attack is chosen and the "
+              "threshold fixed; hits are counted on the test runs only, and the intervals "
+              "treat the runs of one fit as one cluster (Korn & Graubard 1998). "
+              "**Attacks**, the best on calibration per target: "
+              + "; ".join(ATTACK_NAMES.get(x, x) for x in mem["attacks"]) + "." + skipped),
+        ("table", pd.DataFrame(rows, columns=["figure", "value [95 % interval]", "limit"])),
+        ("img", "audit_auc.png"),
+    ]
+
+
+def _audit_set(a: Audit) -> list[tuple[str, Any]]:
+    check = a["audit_set"]
+    if not check.get("available"):
+        return [("p", f"**No sealed audit set**: {check['note']}.")]
+    table = pd.DataFrame([{
+        "constraint": r["constraint"],
+        "holdout (chose the release)": f"{r['holdout']:+.4f}{_ci(r['holdout_interval'])}",
+        "audit set (no trial saw it)": f"{r['audit']:+.4f}{_ci(r['audit_interval'])}",
+        "margin on the audit set": f"{r['audit_margin']:+.4f}",
+        "passed": "yes" if r["passed"] else "NO"} for r in check["rows"]])
+    return [("p", f"The gate's holdout-based measures on {check['n_audit']:,} sealed records "
+                  f"beside the {check['n_holdout']:,} holdout records that scored every trial "
+                  "(95 % intervals; M's is its spread over the attack's repeats). The holdout "
+                  "chose this release among many trials, so its numbers flatter it; a "
+                  "positive difference in the audit column is that winner's curse." +
+                  _rescaled(check)),
+            ("table", table), *_identification(check)]
+
+
+def _rescaled(check: dict[str, Any]) -> str:
+    """The sentence for the rows put on the holdout's scale (DCR's excess), or nothing."""
+    rows = [r for r in check["rows"] if "audit_unscaled" in r]
+    if not rows:
+        return ""
+    said = ", ".join(f"{r['constraint']} {r['audit_unscaled']:+.4f}" for r in rows)
+    return (f" DCR's excess is shown on the holdout's scale: the same leak gives a smaller "
+            f"excess against fewer reference records, so the audit set's value is multiplied "
+            f"by (1 - b_holdout) / (1 - b_audit), b = n_train / (n_train + n_reference) "
+            f"(as computed: {said}).")
+
+
+def _identification(check: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Partial synthesis: identification risk of members beside non-members."""
+    ident = check.get("identification")
+    if not ident:
+        return []
+    rows = [{"records": who, "n": f"{int(r['records']):,}",
+             "expected match risk (share)": _pct(r["emr_share"]),
+             "true match rate": _pct(r["tmr"])}
+            for who, r in (("training records, in the release", ident["members"]),
+                           ("audit records, put through the same model", ident["non_members"]))]
+    return [("p", "**Identification risk on the sealed audit set** (Reiter et al.'s expected "
+                  "match risk and true match rate, the intruder and matching of the gate): "
+                  "the audit records never reached the model, so their rate is what the kept "
+                  "columns give away by themselves; the training records' rate above it is "
+                  "what the model adds."),
+            ("table", pd.DataFrame(rows))]
+
+
+def blocks(m: Manifest) -> list[tuple[str, Any]]:
+    """The report's audit section; empty for a manifest written before audits existed."""
+    a = m.get("audit")
+    if not a:
+        return []
+    return [("h2", f"Release audit: {a['verdict']}"), ("p", a["summary"]),
+            ("h3", "Per-record membership audit that knows the generator"), *_membership(a),
+            ("h3", "The gate on the sealed audit set"), *_audit_set(a)]

@@ -1,0 +1,182 @@
+"""The release's summary block: what a review board, or a newcomer, reads first.
+
+:func:`summary` renders it from ``manifest.json`` alone, and every place that shows it prints
+its lines unchanged: the terminal at the end of ``risk-tuner run``, ``demo`` and ``release``,
+and the top of ``report.md`` and ``report.html`` (:mod:`tuner.release._report`), so the two never
+say different things. It holds, in this order: what was released; membership disclosure M against
+its threshold; the copy ceiling (the M a verbatim copy of the training records scores under the
+same attack: whether M can bind at all); every constraint of the study with its metric and
+limit; and, when the manifest has one, the release audit's verdict. The detail (every measure,
+its meaning, the figures) stays below it in the report.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from collections.abc import Mapping
+from typing import Any
+
+from tuner import measures
+from tuner.measures import fmt
+from tuner.release._manifest import Constraint, Manifest, checked
+
+TITLE = "Summary for the review board"
+WIDTH = 98  # characters a line, so that the terminal's two-space indent fits in 100
+
+
+def _num(value: Any) -> float:
+    """A manifest number as a float; absent or undefined is NaN."""
+    try:
+        return math.nan if value is None else float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _release_line(m: Manifest) -> str:
+    gate, metrics = m.get("gate", {}), m.get("metrics", {})
+    records = gate.get("released_records")
+    utility = _num(metrics.get("utility"))
+    metric = m.get("config", {}).get("utility_metric")
+    return (f"Release: trial {m['trial']} ({m['synthesizer']}) of study {m['study']!r}"
+            + (f": {records:,} records" if isinstance(records, int) else "")
+            + (f", U = {utility:.4f}" if math.isfinite(utility) else "")
+            + (f" ({metric})" if metric and math.isfinite(utility) else ""))
+
+
+def _trials_line(m: Manifest) -> list[str]:
+    r = m.get("report", {})
+    if "trials_run" not in r:
+        return []
+    refused = r.get("trials_refused")
+    run = r["trials_run"]
+    return [f"Study: {run} trial{'' if run == 1 else 's'} run, {r.get('trials_feasible', '?')} "
+            "met every constraint" + (f", {refused} of them refused at release" if refused
+                                      else "")]
+
+
+def _threshold(m: Manifest) -> float:
+    return _num(m.get("config", {}).get("m_threshold",
+                                        m.get("membership", {}).get("m_threshold")))
+
+
+def _membership_lines(m: Manifest) -> list[str]:
+    """M against its threshold, and what the number means for this attack."""
+    mem = m.get("membership", {})
+    value = _num(mem.get("m", m.get("metrics", {}).get("m")))
+    constraint = m.get("constraints", {}).get("m")
+    passed = None if constraint is None else constraint.get("passed")
+    verdict = "" if passed is None else (": passed" if passed else ": FAILED")
+    low, high = _num(mem.get("m_spread_low")), _num(mem.get("m_spread_high"))
+    level, repeats = _num(mem.get("m_spread_level")), _num(mem.get("repeats"))
+    spread = (f"{level:.0%} of the {repeats:.0f} attack sets on the holdout gave {low:.4f} to "
+              f"{high:.4f}" if all(map(math.isfinite, (low, high, level, repeats))) else "")
+    config = m.get("config", {})
+    # a manifest written before the keys were renamed says "quasi_identifiers"
+    keys = config.get("keys", config.get("quasi_identifiers"))
+    h = _num(mem.get("hamming_threshold"))
+    who = (f"an intruder holding {len(keys)} quasi-identifiers of a person" if keys
+           else "an intruder holding a person's record")
+    match = ("" if not math.isfinite(h) else ", matched exactly (h = 0)" if h == 0 else
+             f", matched within h = {h:.0f} differing")
+    return [f"Membership disclosure M = {fmt(value)}, must be <= {_threshold(m):g}{verdict}",
+            f"  ({who}{match}: M = 0 tells no better than a guess whether they were in the "
+            f"training data, M = 1 always right)", *_interval_lines(m, spread)]
+
+
+def _interval_lines(m: Manifest, spread: str) -> list[str]:
+    """M's confidence interval with its level and what it covers; the attack-set spread under
+    its own name (an older manifest without the interval: the spread alone, named as such)."""
+    mem = m.get("membership", {})
+    low, high = _num(mem.get("m_ci_low")), _num(mem.get("m_ci_high"))
+    level = _num(mem.get("m_ci_level"))
+    upper = m.get("config", {}).get("m_decision") == "upper"
+    lines = []
+    if all(map(math.isfinite, (low, high, level))):
+        lines.append(
+            f"  {level:.0%} confidence interval for M: {low:.4f} to {high:.4f}; it covers the "
+            f"M that this attack on the whole population would give in {level:.0%} of "
+            "releases" + (" (m_decision = \"upper\": its upper end must be <= "
+                          f"{_threshold(m):g} too)" if upper else ""))
+    if spread:
+        lines.append(f"  Spread over attack sets (not a confidence interval): {spread}")
+    return lines
+
+
+def _ceiling_lines(m: Manifest) -> list[str]:
+    """The copy ceiling, and whether M can bind at all (the warning's reason when not)."""
+    mem, threshold = m.get("membership", {}), _threshold(m)
+    ceiling = _num(m.get("metrics", {}).get("m_copy_ceiling"))
+    binds = bool(mem.get("can_bind", True))
+    if math.isfinite(ceiling):
+        above = ceiling > threshold
+        lines = [f"Copy ceiling: a verbatim copy of the training records would score M = "
+                 f"{ceiling:.4f} {'>' if above else '<='} {threshold:g}"
+                 + (", so M binds here: it would refuse a copy" if above and binds else "")]
+    else:
+        lines = ["Copy ceiling: not in this manifest (written before it was computed)"]
+    if not binds:
+        lines.append(f"  M CANNOT BIND here: {mem.get('warning', '')} The gate's measures "
+                     "(exact and near copies, distance to closest record, replicated uniques) "
+                     "decide.")
+    if m.get("partial"):
+        lines.append("  Partial synthesis: every row carries its own record's kept values, so "
+                     "M does not say whether membership is hidden; identification risk does.")
+    return lines
+
+
+def _constraint_line(name: str, outcome: Constraint, m: Manifest,
+                     width: int) -> str:
+    """``name  metric = value <= limit (key): passed`` for one constraint of the manifest."""
+    value = _num(outcome.get("value"))
+    verdict = "passed" if outcome.get("passed") else "FAILED"
+    found = measures.bound_of(name)
+    if found is None:  # a constraint the registry no longer declares: its margin only
+        return f"  {name:<{width}} margin {fmt(value)}, must be <= 0: {verdict}"
+    _, bound, key = found
+    metric = _num(m.get("metrics", {}).get(key))
+    option = bound.limit if isinstance(bound.limit, str) else None
+    limit = _num(m.get("config", {}).get(option)) if option else _num(bound.limit)
+    if not math.isfinite(limit):  # an older manifest without the options: from the margin
+        limit = metric - value if bound.sense == "max" else metric + value
+    sign = "<=" if bound.sense == "max" else ">="
+    return (f"  {name:<{width}} {key} = {fmt(metric)}, must be {sign} {limit:.6g}"
+            + (f" ({option})" if option else "") + f": {verdict}")
+
+
+def _constraint_lines(m: Manifest) -> list[str]:
+    constraints = m.get("constraints", {})
+    if not constraints:
+        return ["Constraints: none in this manifest"]
+    failed = [k for k, v in constraints.items() if not v.get("passed")]
+    head = (f"Constraints: all {len(constraints)} passed, each a metric against its [risk] "
+            "limit:" if not failed else
+            f"Constraints: {len(failed)} of {len(constraints)} FAILED ({', '.join(failed)}):")
+    width = max(map(len, constraints))
+    return [head, *(_constraint_line(k, v, m, width) for k, v in constraints.items())]
+
+
+def summary(manifest: Manifest) -> list[str]:
+    """The summary block of a release, as lines of plain text (no trailing newlines).
+
+    Read from ``manifest`` alone (``manifest.json`` as :mod:`tuner.release._export` writes it; keys
+    that older manifests lack are said to be missing, never guessed). The release audit's line
+    appears only when the manifest has an ``audit`` entry (a mapping with ``verdict`` and
+    ``summary``); without one nothing is said about an audit.
+    """
+    checked(manifest)  # a clear error for what is not one (older ones say less)
+    lines = [_release_line(manifest), *_trials_line(manifest), *_membership_lines(manifest),
+             *_ceiling_lines(manifest), *_constraint_lines(manifest)]
+    audit = manifest.get("audit")
+    if isinstance(audit, Mapping):
+        verdict = str(audit.get("verdict", "no verdict recorded"))
+        said = str(audit.get("summary") or "").removeprefix(f"{verdict}: ")  # said once
+        lines.append(f"Release audit: {verdict}" + (f": {said}" if said else ""))
+    return [TITLE, *(part for line in lines for part in _wrapped(line))]
+
+
+def _wrapped(line: str) -> list[str]:
+    """A long line broken at ``WIDTH``, its continuation indented two more spaces."""
+    indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
+    return textwrap.wrap(line, width=WIDTH, subsequent_indent=indent,
+                         break_long_words=False, break_on_hyphens=False) or [line]

@@ -1,0 +1,187 @@
+"""What every worker of a study needs, rebuilt identically in each process from the config."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from tuner._common.seeding import derive, noise_key, split_seed
+from tuner.config import (
+    Config,
+    ConfigError,
+    data_problems,
+    identifier_clashes,
+    named_columns,
+    raise_all,
+)
+from tuner.data import (
+    Declared,
+    Split,
+    conflicts,
+    drop_identifiers,
+    fingerprint,
+    follow,
+    frame_problems,
+    merged_formats,
+    missing_columns,
+    read_dates,
+    read_metadata,
+    read_table,
+    split,
+)
+from tuner.measures import identification_data_problems
+from tuner.search import _secret as study_secret
+from tuner.search._stored_split import recorded_split
+from tuner.search._tracking import local_uri
+from tuner.synthesis import SYNTHESIZERS, conditioning_problem
+
+
+@dataclasses.dataclass(frozen=True)
+class Context:
+    """The config, the data, the study's one split, and where the stores are."""
+
+    cfg: Config
+    frame: pd.DataFrame
+    split: Split
+    storage_url: str
+    mlflow_uri: str
+    fingerprint: str  # SHA-256 of the table, computed once
+    # the release format of each date column (tuner.data): the input's, e.g. "%d/%m/%Y"
+    date_formats: dict[str, str] = dataclasses.field(default_factory=dict)
+    # SDV metadata ([data] metadata, tuner.data): the columns released as fake values, their
+    # real values (every record: only to check that no fake equals one; never in a trial) and
+    # the input's column order
+    declared: Declared | None = None
+    pii: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame, repr=False)
+    order: tuple[str, ...] = ()
+    # CSV columns of whole numbers read as text for their leading zeros (tuner.data)
+    codes_as_text: tuple[str, ...] = ()
+    progress: bool = True  # progress bars on long work (the release audit); --no-progress: off
+    # the study's secret (tuner.search._secret); None: public seeds. Never in a repr/traceback
+    secret: int | None = dataclasses.field(default=None, repr=False)
+
+    @property
+    def output(self) -> Path:
+        return self.cfg.study.output
+
+    def derive(self, *path: int) -> int:
+        """The study's 32-bit seed of the component at ``path``, keyed with its secret."""
+        return derive(self.cfg.study.seed, *path, secret=self.secret)
+
+    def noise_key(self, *path: int) -> int | None:
+        """The 128-bit noise key of a DP mechanism fitted at ``path`` (None: public seeds)."""
+        return noise_key(self.cfg.study.seed, *path, secret=self.secret)
+
+    def split_record(self) -> dict[str, Any]:
+        """How the data were split, as the study records it (:mod:`tuner.search._stored_split`)."""
+        d = self.cfg.data
+        return {"train_fraction": d.train_fraction, "stratify": d.stratify,
+                "audit_fraction": d.audit_fraction if self.split.has_audit else 0.0}
+
+
+def apply_missing_codes(frame: pd.DataFrame,
+                        codes: dict[str, tuple[object, ...]] | None) -> pd.DataFrame:
+    """Values that code "not applicable" or "refused" (SD2011's -8) read as missing, so that
+    they are neither synthesised as numbers nor matched as values."""
+    if not codes:
+        return frame
+    unknown = [c for c in codes if c not in frame.columns]
+    if unknown:
+        raise ConfigError(f"data.missing_codes names column(s) {unknown} that the data do not "
+                          f"have; the data's columns are {list(map(str, frame.columns))}")
+    out = frame.copy()
+    for col, values in codes.items():
+        hit = out[col].isin(values)
+        if out[col].dtype == object:  # a code column kept as text (02134): -8 matches "-8"
+            hit |= out[col].isin([str(v) for v in values])
+        out[col] = out[col].mask(hit)
+    return out
+
+
+def partial_problems(cfg: Config, frame: pd.DataFrame) -> list[str]:
+    """What partial synthesis (``study.synthesize``) cannot do with these data: a family that
+    conditions by rejection with a continuous kept column, identification risk without known
+    variables or a radius for continuous synthesised columns (before any trial)."""
+    if not cfg.study.synthesize:
+        return []
+    problems = [p for name in cfg.study.synthesizers
+                if (p := conditioning_problem(name, frame, cfg.study.synthesize))]
+    return problems + identification_data_problems(cfg.risk, frame, cfg.data.keys)
+
+
+def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
+    """Read the data and its SDV metadata (``[data] metadata``: the columns released as fake
+    values leave the table first), its dates as dates, drop the declared identifiers (refusing
+    undeclared ones, all at once), check the config against the data and make the study's one
+    seeded split."""
+    out = cfg.study.output
+    raise_all(identifier_clashes(cfg))  # an option naming a column that is never read
+    skipped: list[str] = []  # declared identifiers never read from the file
+    codes: tuple[str, ...] = ()
+    if frame is None:
+        d = cfg.data
+        skipped = list(d.identifiers)
+        frame = read_table(d.path, list(d.columns) if d.columns else None,
+                           header_names=list(d.header_names) if d.header_names else None,
+                           missing_values=list(d.missing_values), skip=skipped)
+        codes = tuple(frame.attrs.get("codes_as_text", ()))
+        if codes:
+            print(f"note: data column(s) {list(codes)} hold numbers written with a leading "
+                  "zero (as 02134): read as codes, the text in the file, so the release writes "
+                  "them so")
+    order = tuple(map(str, frame.columns))
+    first_line = 1 if cfg.data.header_names else 2
+    declared, pii = None, pd.DataFrame(index=frame.index)
+    if cfg.data.metadata is not None:  # its problems before any other: it says what columns are
+        declared = read_metadata(cfg.data.metadata)
+        named = named_columns(cfg) | {"data.identifiers": list(cfg.data.identifiers),
+                                      "data.dates": list(cfg.data.dates or {})}
+        raise_all(missing_columns(declared, [*order, *skipped]) + conflicts(declared, named))
+        pii, frame = frame[list(declared.fakes)], frame.drop(columns=list(declared.fakes))
+    frame = apply_missing_codes(frame, cfg.data.missing_codes)
+    dates = cfg.data.dates if declared is None else merged_formats(declared, cfg.data.dates)
+    frame, date_formats = read_dates(frame, dates, first_line=first_line)
+    if declared is not None:
+        frame = follow(declared, frame, first_line=first_line)
+    d = cfg.data
+    frame, warnings = drop_identifiers(frame, identifiers=() if skipped else d.identifiers,
+                                       keep_as_data=d.keep_as_data, keys=d.keys,
+                                       not_pii=declared.not_pii if declared else ())
+    for warning in warnings:
+        print(f"warning: {warning}")
+    problems = frame_problems(frame) + data_problems(cfg, list(map(str, frame.columns)),
+                                                     len(frame), faked=frozenset(pii.columns))
+    # a family whose optional dependencies are missing (mst, aim: the `dp` extra), before any
+    # trial rather than as every trial's failure (not at parse: `report DIR` needs no extra)
+    problems += [why for name in cfg.study.synthesizers
+                 if name in SYNTHESIZERS and (why := SYNTHESIZERS[name].missing())]
+    if not problems:
+        problems = partial_problems(cfg, frame)
+    raise_all(problems)
+    out.mkdir(parents=True, exist_ok=True)  # a run refused above leaves no empty folder behind
+    storage = cfg.study.storage or f"sqlite:///{(out / 'study.db').resolve()}"
+    recorded = recorded_split(storage, cfg.study.name)
+    audit = cfg.data.audit_fraction
+    if recorded is not None and recorded.get("legacy"):
+        audit = 0.0  # its trials were scored on every record not in training: kept
+        if cfg.data.audit_fraction:
+            print(f"note: study {cfg.study.name!r} was made before sealed audit sets: it keeps "
+                  "its holdout and has no audit set (its release says so); a new study gets "
+                  f"one (data.audit_fraction = {cfg.data.audit_fraction})")
+    fp = fingerprint(frame)
+    secret, note = study_secret.resolve(cfg, recorded, fp)
+    if note:
+        print(f"note: {note}")
+    sp = split(frame, train_fraction=cfg.data.train_fraction,
+               seed=split_seed(cfg.study.seed, secret), stratify=cfg.data.stratify,
+               audit_fraction=audit)
+    a = cfg.audit
+    if a.enabled and sp.has_audit and a.targets > len(sp.train):
+        raise ConfigError(f"audit.targets = {a.targets} is more than the {len(sp.train)} "
+                          "training records; attack at most that many (the default is 20)")
+    return Context(cfg, frame, sp, storage, cfg.study.mlflow_uri or local_uri(out),
+                   fp, date_formats=date_formats, secret=secret, declared=declared, pii=pii,
+                   order=order, codes_as_text=codes)

@@ -1,0 +1,111 @@
+"""Building, fitting and sampling the synthesisers of
+:data:`tuner.synthesis._families.SYNTHESIZERS`."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import joblib
+import pandas as pd
+
+from tuner._common.faults import fault_of
+from tuner._common.seeding import seeded
+from tuner.data import TABLE, metadata_for
+from tuner.errors import SynthesisFailed, TrialFailed
+from tuner.synthesis._families import SYNTHESIZERS
+from tuner.synthesis._spaces import decode
+
+
+@dataclasses.dataclass(frozen=True)
+class Synthesis:
+    """Synthetic data and how long it took."""
+
+    synthetic: pd.DataFrame
+    fit_seconds: float
+    sample_seconds: float
+
+
+def build(name: str, params: dict[str, Any], frame: pd.DataFrame, *, seed: int,
+          device: str = "cpu", keep: Sequence[str] = (), noise_key: int | None = None) -> Any:
+    """A synthesiser ``name`` with decoded ``params`` for a table shaped like ``frame``;
+    ``keep``: the columns partial synthesis will give it (told to a family that takes them
+    before the fit, :attr:`tuner.synthesis._families.SynthesizerSpec.keep_argument`);
+    ``noise_key``: the 128-bit key a differentially private family draws its noise from in
+    place of ``seed`` (:attr:`~tuner.synthesis._families.SynthesizerSpec.private`)."""
+    spec = SYNTHESIZERS[name]
+    kwargs = decode(params)
+    if spec.takes_device:
+        kwargs["enable_gpu"] = device == "cuda"
+    if spec.seed_argument:
+        kwargs[spec.seed_argument] = noise_key if spec.private and noise_key is not None \
+            else seed
+    if keep and spec.keep_argument:
+        kwargs[spec.keep_argument] = list(keep)
+    return spec.load()(metadata_for(frame), **kwargs)
+
+
+def synthesize(
+    name: str,
+    params: dict[str, Any],
+    train: pd.DataFrame,
+    *,
+    seed: int,
+    num_rows: int | None = None,
+    device: str = "cpu",
+    threads: int = 1,
+    noise_key: int | None = None,
+) -> Synthesis:
+    """Fit on ``train`` and sample ``num_rows`` (default ``len(train)``), reproducibly.
+
+    Fit runs with Python, NumPy and torch seeded from ``seed`` and torch limited to ``threads``
+    threads; sampling uses the synthesiser's own seeded generator. joblib runs sequentially
+    here (same data as its default process pool): CTGAN's data transformer calls
+    ``Parallel(n_jobs=-1)`` on tables over 500 rows, and that pool oversubscribes the cores
+    given to this worker and, in a spawned worker process, keeps it from exiting until the
+    pool's 300 s idle timeout. Threads are no alternative: the transforms seed NumPy's global
+    generator, and concurrent ones changed the synthetic data. ``noise_key``: see :func:`build`.
+    """
+    with failing_as_trial(name, params):
+        synth = build(name, params, train, seed=seed, device=device, noise_key=noise_key)
+        with fitted(synth, train, seed=seed, threads=threads) as fit_seconds:
+            start = time.perf_counter()
+            synthetic = synth.sample(num_rows or len(train))[TABLE]
+            sample_seconds = time.perf_counter() - start
+    return Synthesis(synthetic.reset_index(drop=True), fit_seconds, sample_seconds)
+
+
+@contextlib.contextmanager
+def failing_as_trial(name: str, params: dict[str, Any]) -> Iterator[None]:
+    """An exception the synthesiser raises inside the block (SDV's, torch's, a DP library's:
+    these parameters do not fit these data) as :class:`tuner.errors.SynthesisFailed`, the one
+    kind a trial absorbs, with the library's exception as its cause. A fault of the machine (a
+    full disk) and a :class:`tuner.errors.TrialFailed` already said pass as they are."""
+    try:
+        yield
+    except TrialFailed:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any library's error in a fit is the trial's, wrapped with its cause
+        if fault_of(exc) is not None:
+            raise
+        # the parameters are the trial's own record; left out here, the same failure reads
+        # the same in every trial (the no-release message counts them)
+        raise SynthesisFailed(f"{name} could not be fitted or sampled with these parameters: "
+                              f"{type(exc).__name__}: {exc}") from exc
+
+
+@contextlib.contextmanager
+def fitted(synth: Any, train: pd.DataFrame, *, seed: int, threads: int) -> Iterator[float]:
+    """Fit ``synth`` on ``train`` reproducibly and yield the fit's seconds; sampling inside
+    the block is seeded too (the synthesiser's own generator set to ``seed``). Python, NumPy
+    and torch are seeded from ``seed``, torch limited to ``threads`` threads and joblib run
+    sequentially (see :func:`synthesize`)."""
+    with seeded(seed, threads=threads), joblib.parallel_config(backend="sequential"):
+        start = time.perf_counter()
+        synth.fit({TABLE: train})
+        fit_seconds = time.perf_counter() - start
+        synth._set_random_state(seed)  # SDV's own hook for the sampling generator
+        yield fit_seconds
