@@ -128,10 +128,6 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
                            header_names=list(d.header_names) if d.header_names else None,
                            missing_values=list(d.missing_values), skip=skipped)
         codes = tuple(frame.attrs.get("codes_as_text", ()))
-        if codes:
-            print(f"note: data column(s) {list(codes)} hold numbers written with a leading "
-                  "zero (as 02134): read as codes, the text in the file, so the release writes "
-                  "them so")
     order = tuple(map(str, frame.columns))
     first_line = 1 if cfg.data.header_names else 2
     declared, pii = None, pd.DataFrame(index=frame.index)
@@ -152,6 +148,14 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
                                        not_pii=declared.not_pii if declared else ())
     for warning in warnings:
         print(f"warning: {warning}")
+    # said of the codes still text in the table: not of those the metadata declares numerical
+    # (numbers again) or datetime, nor of fakes and identifiers (they leave the table)
+    codes = tuple(c for c in codes if c in frame.columns
+                  and not pd.api.types.is_numeric_dtype(frame[c])
+                  and not pd.api.types.is_datetime64_any_dtype(frame[c]))
+    if codes:
+        print(f"note: data column(s) {list(codes)} hold numbers written with a leading zero (as "
+              "02134): read as codes, the text in the file, so the release writes them so")
     problems = frame_problems(frame) + data_problems(cfg, list(map(str, frame.columns)),
                                                      len(frame), faked=frozenset(pii.columns))
     # a family whose optional dependencies are missing (mst, aim: the `dp` extra), before any

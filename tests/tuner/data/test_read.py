@@ -101,3 +101,35 @@ def test_a_study_made_when_codes_were_numbers_says_why_it_cannot_go_on(tmp_path,
     # the run names them as docs/usage.md shows
     assert "note: data column(s) ['zip'] hold numbers written with a leading zero" in \
         capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("declared", "noted"), [
+    (None, True),  # no metadata: released as the file's text
+    ({"sdtype": "categorical"}, True),  # codes as labels: the text again
+    ({"sdtype": "numerical"}, False),  # the metadata makes them numbers: no code is kept
+    ({"sdtype": "postcode", "pii": True}, False),  # a fake column: no real value released
+], ids=["no-metadata", "categorical", "numerical", "fake"])
+def test_the_codes_note_names_only_columns_released_as_codes(tmp_path, capsys, declared, noted):
+    import json
+
+    from tests.tuner.conftest import write_config
+    from tuner import config
+    from tuner.data import read_builtin
+    from tuner.search import prepare
+
+    frame = read_builtin("builtin:fair").head(300)
+    frame.insert(0, "zip", [f"0{1000 + i % 90}" for i in range(len(frame))])
+    frame.to_csv(tmp_path / "fair.csv", index=False)
+    path = write_config(tmp_path, synthesizers=("cart",), n_trials=1)
+    text = path.read_text().replace('"builtin:fair"', '"fair.csv"')
+    if declared is not None:
+        (tmp_path / "metadata.json").write_text(json.dumps(
+            {"METADATA_SPEC_VERSION": "SINGLE_TABLE_V1", "columns": {"zip": declared}}))
+        text = text.replace('path = "fair.csv"', 'path = "fair.csv"\nmetadata = "metadata.json"')
+    path.write_text(text)
+    ctx = prepare(config.load(path))
+    said = capsys.readouterr().out
+    assert ("note: data column(s) ['zip'] hold numbers written with a leading zero" in said) \
+        is noted, said
+    if "zip" in ctx.frame.columns:  # what the note says is what the table holds
+        assert bool(ctx.frame["zip"].dropna().astype(str).str.startswith("0").all()) is noted
