@@ -1,8 +1,8 @@
 """Utility of synthetic data as a distance between distributions (design §7).
 
-The tuner's default utility is SDMetrics' Quality Report (``tuner.scoring._utility``); this
-one needs nothing beyond numpy and pandas, so it lives here beside the risk measures it shares its
-encoding with.
+The tuner's default utility is SDMetrics' Quality Report (``tuner.scoring.quality_report``);
+this one needs nothing beyond numpy and pandas, so it lives here beside the risk measures it
+shares its encoding with.
 """
 
 from __future__ import annotations

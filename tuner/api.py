@@ -32,7 +32,7 @@ from tuner.errors import InputError
 from tuner.release import (
     Manifest,
     NoFeasibleTrial,
-    check_reachable,
+    check_audit_backend,
     export_release,
     read_manifest,
     write_report,
@@ -43,13 +43,13 @@ from tuner.search import (
     claim_lock,
     is_pareto,
     local_uri,
+    open_storage,
     open_study,
     pareto_choice,
     prepare,
     run_study,
     trials_frame,
 )
-from tuner.search import open_storage as storage
 
 RUN_FILE = "run.json"
 
@@ -69,7 +69,7 @@ class TunedStudy:
 
     @property
     def optuna_study(self) -> optuna.Study:
-        return optuna.load_study(study_name=self.name, storage=storage(self.storage_url))
+        return optuna.load_study(study_name=self.name, storage=open_storage(self.storage_url))
 
     @property
     def released_trial(self) -> int | None:
@@ -201,7 +201,7 @@ def start(cfg: Config, *, progress: bool = False) -> tuple[TunedStudy, Any]:
     """Prepare and run (or resume) the study of ``cfg``; return it and its context."""
     ctx = dataclasses.replace(prepare(cfg), progress=progress)
     if cfg.audit.enabled:  # an audit scheduler that is not there: said before any trial
-        check_reachable(cfg.audit)
+        check_audit_backend(cfg.audit)
     # a study of other data or of the other mode is refused before the folder's run file is
     # rewritten (else `report`/`release` of the folder would read the refused config)
     try:

@@ -48,8 +48,7 @@ def _print_membership_warning(study) -> None:  # noqa: ANN001
 
 
 def _print_release_summary(folder: Path) -> None:
-    """The release's summary block (:func:`tuner.release._summary.summary`, the top of its
-    report)."""
+    """The release's summary block (:func:`tuner.release.summary_lines`, the top of its report)."""
     from tuner.release import read_manifest, summary_lines
 
     lines = summary_lines(read_manifest(folder / "manifest.json"))
@@ -194,18 +193,17 @@ def _check_study(tuned, args) -> None:  # noqa: ANN001
     import optuna
 
     from tuner.config import ConfigError
-    from tuner.search import open_storage as storage
-    from tuner.search import shown_url as _shown
+    from tuner.search import open_storage, shown_url
 
     key = "--study" if getattr(args, "study", None) else "study.name"
     url = tuned.storage_url
     if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).is_file():
         raise ConfigError(f"{key} = {tuned.name!r}: there is no Optuna storage "
                           f"{url[len('sqlite:///'):]!r}; has the study been run?")
-    names = optuna.get_all_study_names(storage(url))
+    names = optuna.get_all_study_names(open_storage(url))
     if tuned.name not in names:
         raise ConfigError(f"{key} = {tuned.name!r}: no such study in the Optuna storage "
-                          f"{_shown(tuned.storage_url)} (studies there: {names}); has it "
+                          f"{shown_url(tuned.storage_url)} (studies there: {names}); has it "
                           "been run?")
 
 

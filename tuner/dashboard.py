@@ -110,7 +110,7 @@ class FeasibilityStorage(BaseStorage):
 
     def _refused(self, study_id: int) -> set[int]:
         """Numbers of the study's trials refused at release
-        (:func:`tuner.search._trials.rejected`)."""
+        (:func:`tuner.search.rejected`)."""
         attrs = self._inner.get_study_user_attrs(study_id)
         return {int(k[len(attrs_module.REJECTED_PREFIX):]) for k, v in attrs.items()
                 if k.startswith(attrs_module.REJECTED_PREFIX) and v}
@@ -180,7 +180,7 @@ class FeasibleBestOnly:
     :class:`FeasibilityStorage` picks the best feasible trial otherwise. In a Pareto-mode study
     (two directions) optuna-dashboard's "best trials" are the front of *every* trial, which an
     infeasible trial can dominate away; they are replaced by the front of the feasible trials
-    (:func:`tuner.search._trials.pareto_choice`, the front the release is picked from)."""
+    (:func:`tuner.search.pareto_choice`, the front the release is picked from)."""
 
     name = "feasible_best_only"
     api = 2

@@ -5,15 +5,15 @@
 * ``random``: Optuna's ``RandomSampler`` over the same space, the same objective (the
   risk-utility loss) and the same constraints as the product, on the tuner's own building
   blocks (``ask_params``, ``evaluate``, ``derive``), in memory and without MLflow.
-* ``tpe``: the same with the product's own sampler (``tuner.search._storage.sampler``: TPE with
+* ``tpe``: the same with the product's own sampler (``tuner.search.sampler``: TPE with
   constraints): the product's search without its SQLite storage and MLflow tracking, so that
   ``tpe`` against ``random`` is the sampler's effect and ``ours`` against ``tpe`` the cost of
   the product's bookkeeping per trial.
 * ``ours``: the product itself, ``tuner.tune(config)`` with ``study.timeout`` = the budget:
-  TPE with constraints (``tuner.search._storage.sampler``), SQLite storage and MLflow tracking.
+  TPE with constraints (``tuner.search.sampler``), SQLite storage and MLflow tracking.
 * ``additive``: CLOVER's kind of objective (Optuna over several generators minimising the
   *sum* of a utility loss and a privacy loss, no hard constraint): TPE seeded and set up as the
-  product's (``tuner.search._storage.sampler``), minimising ``(1 - U) + a max(M, 0) + b copies``,
+  product's (``tuner.search.sampler``), minimising ``(1 - U) + a max(M, 0) + b copies``,
   ``copies`` the share of synthetic records equal to a training record (CLOVER's
   ``ratio_match_synthreal_train``); the constraints are computed and judged afterwards only.
 * ``utility``: pysdg's ``BayesianOptimizationRoutine`` (CHEO-EHIL's pysdg: Optuna's TPE

@@ -9,7 +9,12 @@ from typing import Any
 
 def lazy_exports(package: str, exports: Mapping[str, str]) -> Callable[[str], Any]:
     """The module ``__getattr__`` of ``package`` for ``exports``: name -> "module" (the name in
-    that module) or "module:attr" (another name there)."""
+    that module) or "module:attr" (another name there).
+
+    Nothing is cached: each ``room.name`` reads the module's attribute again, so that a name
+    patched in its module (as tests/tuner/search/test_distributed.py's worker patches
+    ``_evaluation.evaluate``, which the objective calls as ``scoring.evaluate``) is patched
+    through the room too."""
 
     def __getattr__(name: str) -> Any:
         if name in exports:

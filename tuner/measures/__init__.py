@@ -18,7 +18,8 @@ family of measures: ``_membership``, ``_gate``, ``_attribute``, ``_identificatio
 
 from __future__ import annotations
 
-from tuner.measures._base import Bound, Inputs, MeasureSpec, Option, Outcome, ReportRow, fmt
+from tuner.measures._base import Bound, Inputs, MeasureSpec, Option, Outcome, ReportRow
+from tuner.measures._base import fmt as format_number
 from tuner.measures._gate import remove_replicated_uniques, removed_by_gate
 from tuner.measures._identification import PartialInputs, identification_options
 from tuner.measures._identification import data_problems as identification_data_problems
@@ -36,5 +37,5 @@ from tuner.measures._registry import (
 
 __all__ = ["MEASURES", "Bound", "Inputs", "MeasureSpec", "Option", "Outcome", "PartialInputs",
            "ReportRow", "bound_of", "check", "column_options", "constraint_result", "enabled",
-           "fmt", "identification_data_problems", "identification_options", "margin_then",
+           "format_number", "identification_data_problems", "identification_options", "margin_then",
            "options", "remove_replicated_uniques", "removed_by_gate", "sampled_constraint"]

@@ -151,6 +151,8 @@ def num(value: float | None) -> float:
 
 
 def fmt(value: float | None, digits: int = 4) -> str:
+    """``value`` with ``digits`` decimals as the report and the summary show it; ``undefined``
+    for None, NaN or an infinity (a measure that could not be computed)."""
     return "undefined" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
 
 

@@ -23,7 +23,7 @@ _EXPORTS = {
     "ReleaseRejected": "_recreate",
     "ReleasedFamily": "_audit",
     "audit_set_check": "_audit_set",
-    "check_reachable": "_audit_backend",
+    "check_audit_backend": "_audit_backend:check_reachable",
     "export_release": "_export:export",
     "plan": "_audit",
     "read_manifest": "_manifest",
@@ -36,7 +36,7 @@ _EXPORTS = {
 
 if TYPE_CHECKING:  # the exports' types, for mypy and editors (imported lazily at run time)
     from tuner.release._audit import ReleasedFamily, plan, release_audit
-    from tuner.release._audit_backend import check_reachable
+    from tuner.release._audit_backend import check_reachable as check_audit_backend
     from tuner.release._audit_set import audit_set_check, winners_curse
     from tuner.release._export import export as export_release
     from tuner.release._export import release_note

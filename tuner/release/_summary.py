@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tuner import measures
-from tuner.measures import fmt
+from tuner.measures import format_number as fmt
 from tuner.release._manifest import Constraint, Manifest, checked
 
 TITLE = "Summary for the review board"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import Any, get_type_hints, is_typeddict
+from typing import Any, get_args, get_origin, get_type_hints, is_typeddict
 
 import pytest
 
@@ -95,8 +95,12 @@ def test_read_manifest_reads_an_older_manifest_as_it_is(tmp_path):
 # mypy checks ``m["key"]`` against the TypedDict but not ``m.get("key")`` (it accepts any string
 # there), and the readers take keys older manifests may lack with ``.get``: this reads the
 # readers' source and checks every literal key they take from a value typed as one of the
-# manifest's TypedDicts, by subscript, ``.get`` or ``in``.
-READERS = ("_summary", "_report", "_report_audit")
+# manifest's TypedDicts, by subscript, ``.get``, ``in`` or ``not in``. A value is typed when it
+# is a parameter annotated so, ``read_manifest(...)``, a key of a typed value (chained, or bound
+# to a name by ``=``, an annotation, ``:=``, ``or``, or a loop over a ``dict[str, TypedDict]``'s
+# ``items()`` or ``values()``). Not seen: keys held in variables, values passed through calls
+# other than ``read_manifest``, and unannotated parameters.
+READERS = ("_summary", "_report", "_report_audit", "_export")
 
 
 def _shapes() -> dict[str, Any]:
@@ -105,70 +109,116 @@ def _shapes() -> dict[str, Any]:
     return {name: kind for name, kind in vars(module).items() if is_typeddict(kind)}
 
 
-def _typeddict_in(hint: Any) -> Any:
-    """The TypedDict of a hint (``X``, ``X | None``, ``NotRequired[X]`` resolved), or None."""
+def _shape_of(hint: Any) -> Any:
+    """A TypedDict, ("map", TypedDict) for ``dict[str, TypedDict]``, or None; ``X | None`` and
+    ``NotRequired[X]`` as ``X``."""
     if is_typeddict(hint):
         return hint
-    found = [a for a in getattr(hint, "__args__", ()) if is_typeddict(a)]
-    return found[0] if len(found) == 1 and type(None) in hint.__args__ else None
+    if get_origin(hint) is dict and is_typeddict(get_args(hint)[1]):
+        return ("map", get_args(hint)[1])
+    inner = [s for a in get_args(hint) if a is not type(None) and (s := _shape_of(a))]
+    return inner[0] if len(inner) == 1 and type(None) in get_args(hint) else None
 
 
-def _keys_taken(source: str) -> list[tuple[int, str, str, Any]]:
-    """(line, name, key, TypedDict) for each literal key taken from a name typed as a manifest
-    TypedDict: parameters annotated so, and names bound to a typed value's key (``r =
-    m["report"]``, ``gate, metrics = m.get("gate", {}), m.get("metrics", {})``)."""
-    shapes = _shapes()
-    out = []
-    for func in ast.walk(ast.parse(source)):
-        if not isinstance(func, ast.FunctionDef):
-            continue
-        typed: dict[str, Any] = {}
+class _Reads:
+    """The literal keys one function takes from typed values."""
+
+    def __init__(self, func: ast.FunctionDef, shapes: dict[str, Any]) -> None:
+        self.shapes, self.names = shapes, {}
         for arg in [*func.args.args, *func.args.kwonlyargs]:
-            text = ast.unparse(arg.annotation) if arg.annotation else ""
-            kind = shapes.get(text.removesuffix(" | None"))
-            if kind is not None:
-                typed[arg.arg] = kind
-
-        def taken(node: ast.AST) -> tuple[str, str] | None:
-            """(name, key) when ``node`` is ``name["key"]`` or ``name.get("key", ...)``."""
-            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
-                    and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
-                return node.value.id, node.slice.value
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                    and node.func.attr == "get" and isinstance(node.func.value, ast.Name) \
-                    and node.args and isinstance(node.args[0], ast.Constant):
-                return node.func.value.id, str(node.args[0].value)
-            return None
-
-        for _ in range(3):  # names bound from typed names, a few levels deep
+            if (kind := self._annotated(arg.annotation)) is not None:
+                self.names[arg.arg] = kind
+        for _ in range(4):  # names bound from typed values, a few levels deep
             for node in ast.walk(func):
-                if not isinstance(node, ast.Assign):
-                    continue
-                pairs = [(node.targets[0], node.value)]
-                if isinstance(node.targets[0], ast.Tuple) and isinstance(node.value, ast.Tuple):
-                    pairs = list(zip(node.targets[0].elts, node.value.elts, strict=False))
-                for target, value in pairs:
-                    got = taken(value)
-                    if isinstance(target, ast.Name) and got and got[0] in typed:
-                        hint = get_type_hints(typed[got[0]]).get(got[1])
-                        if (kind := _typeddict_in(hint)) is not None:
-                            typed[target.id] = kind
-        for node in ast.walk(func):
-            got = taken(node)
-            if got and got[0] in typed:
-                out.append((node.lineno, got[0], got[1], typed[got[0]]))
-            if isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In) \
-                    and isinstance(node.left, ast.Constant) \
-                    and isinstance(node.comparators[0], ast.Name) \
-                    and node.comparators[0].id in typed:
-                out.append((node.lineno, node.comparators[0].id, str(node.left.value),
-                            typed[node.comparators[0].id]))
-    return out
+                self._bind(node)
+        self.keys = {(n.lineno, *got) for n in ast.walk(func) if (got := self._taken(n))}
+
+    def _annotated(self, annotation: ast.expr | None) -> Any:
+        text = ast.unparse(annotation) if annotation is not None else ""
+        return self.shapes.get(text.removesuffix(" | None"))
+
+    def type_of(self, node: ast.expr) -> Any:
+        if isinstance(node, ast.Name):
+            return self.names.get(node.id)
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            return self.type_of(node.values[0])
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "read_manifest":
+            return self.shapes["Manifest"]
+        got = self._key_of(node)
+        if got is None:
+            return None
+        base, key = got
+        if isinstance(base, tuple):  # dict[str, TypedDict]: any key
+            return base[1]
+        return _shape_of(get_type_hints(base).get(key)) if key is not None else None
+
+    def _key_of(self, node: ast.expr) -> tuple[Any, str | None] | None:
+        """(the type read from, the literal key or None) for ``x[k]`` or ``x.get(k, ...)``."""
+        if isinstance(node, ast.Subscript):
+            value, key = node.value, node.slice
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr == "get" and node.args:
+            value, key = node.func.value, node.args[0]
+        else:
+            return None
+        base = self.type_of(value)
+        if base is None:
+            return None
+        literal = key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) \
+            else None
+        return base, literal
+
+    def _taken(self, node: ast.AST) -> tuple[str, Any] | None:
+        if isinstance(node, (ast.Subscript, ast.Call)):
+            got = self._key_of(node)
+            if got and got[1] is not None and is_typeddict(got[0]):
+                return got[1], got[0]
+        if isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
+                and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+            kind = self.type_of(node.comparators[0])
+            if is_typeddict(kind):
+                return node.left.value, kind
+        return None
+
+    def _bind(self, node: ast.AST) -> None:
+        pairs: list[tuple[ast.expr, Any]] = []
+        if isinstance(node, ast.Assign):
+            target, value = node.targets[0], node.value
+            if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
+                pairs = [(t, self.type_of(v)) for t, v in zip(target.elts, value.elts,
+                                                               strict=False)]
+            else:
+                pairs = [(target, self.type_of(value))]
+        elif isinstance(node, ast.AnnAssign):
+            kind = self._annotated(node.annotation)
+            pairs = [(node.target, kind if kind is not None
+                      else self.type_of(node.value) if node.value else None)]
+        elif isinstance(node, ast.NamedExpr):
+            pairs = [(node.target, self.type_of(node.value))]
+        elif isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.iter, ast.Call) \
+                and isinstance(node.iter.func, ast.Attribute):
+            mapping = self.type_of(node.iter.func.value)
+            if isinstance(mapping, tuple):
+                if node.iter.func.attr == "values":
+                    pairs = [(node.target, mapping[1])]
+                elif node.iter.func.attr == "items" and isinstance(node.target, ast.Tuple):
+                    pairs = [(node.target.elts[1], mapping[1])]
+        for target, kind in pairs:
+            if isinstance(target, ast.Name) and kind is not None:
+                self.names[target.id] = kind
+
+
+def _keys_taken(source: str) -> list[tuple[int, str, Any]]:
+    """(line, key, TypedDict) for each literal key ``source`` takes from a typed value."""
+    shapes = _shapes()
+    found = {k for func in ast.walk(ast.parse(source)) if isinstance(func, ast.FunctionDef)
+             for k in _Reads(func, shapes).keys}
+    return sorted(found, key=lambda k: (k[0], k[1]))
 
 
 def _undeclared_keys(source: str) -> list[str]:
-    return [f"line {line}: {name}[{key!r}] is no key of {kind.__name__}"
-            for line, name, key, kind in _keys_taken(source)
+    return [f"line {line}: {key!r} is no key of {kind.__name__}"
+            for line, key, kind in _keys_taken(source)
             if key not in kind.__required_keys__ | kind.__optional_keys__]
 
 
@@ -176,7 +226,7 @@ def _undeclared_keys(source: str) -> list[str]:
 def test_the_readers_take_only_keys_the_manifest_declares(reader):
     path = Path(tuner.__file__).parent / "release" / f"{reader}.py"
     source = path.read_text()
-    assert len(_keys_taken(source)) >= 3, reader  # the reader does read typed values
+    assert len(_keys_taken(source)) >= 5, reader  # the reader does read typed values
     assert not _undeclared_keys(source), (path, _undeclared_keys(source))
 
 
@@ -188,10 +238,27 @@ def lines(m: Manifest, chosen: Selection | None) -> None:
     b = gate["released_recrods"]
     c = r.get("trials_rnu")
     d = "rul" in chosen
-    e = m["trial"], gate.get("note"), r["rows"], chosen["reason"]
+    e = m["split"].get("n_audti")
+    f = (m.get("partial") or {})["kpet"]
+    g: Gate = m["gate"]
+    h = g.get("noet")
+    if (s := m.get("selection")) and "frnot" not in s:
+        pass
+    for name, v in m["constraints"].items():
+        v.get("passde")
+    i = [v["valeu"] for v in m["constraints"].values()]
+    j = read_manifest(path).get("auidt")
+    ok = m["trial"], gate.get("note"), r["rows"], chosen["reason"], m["split"]["n_train"]
 '''
     said = _undeclared_keys(source)
-    assert said == ["line 4: m['gaet'] is no key of Manifest",
-                    "line 5: gate['released_recrods'] is no key of Gate",
-                    "line 6: r['trials_rnu'] is no key of ReportData",
-                    "line 7: chosen['rul'] is no key of Selection"], said
+    assert said == ["line 4: 'gaet' is no key of Manifest",
+                    "line 5: 'released_recrods' is no key of Gate",
+                    "line 6: 'trials_rnu' is no key of ReportData",
+                    "line 7: 'rul' is no key of Selection",
+                    "line 8: 'n_audti' is no key of SplitInfo",
+                    "line 9: 'kpet' is no key of Partial",
+                    "line 11: 'noet' is no key of Gate",
+                    "line 12: 'frnot' is no key of Selection",
+                    "line 15: 'passde' is no key of Constraint",
+                    "line 16: 'valeu' is no key of Constraint",
+                    "line 17: 'auidt' is no key of Manifest"], said
