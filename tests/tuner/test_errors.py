@@ -106,6 +106,33 @@ def test_a_bug_in_a_process_exits_1_with_a_traceback(released, tmp_path):
     assert done.stderr.strip().splitlines()[-1] == "ValueError: broken invariant"
 
 
+@pytest.mark.slow  # the demo in a process of its own (14 s)
+def test_a_bug_in_a_trial_ends_the_demo_with_exit_1_its_traceback_and_no_library_line(
+        tmp_path):
+    # issue 35: a TypeError planted in the trial's membership measure is a bug: the demo stops
+    # at the first trial, says so in the tuner's words, prints the traceback and exits 1;
+    # Optuna's own "[W ...] Trial 0 failed with parameters" line is not shown
+    import subprocess
+    import sys
+
+    code = ("import sys, tuner.measures._membership as membership, tuner.cli\n"
+            "def broken(*a, **k):\n    raise TypeError('planted bug in the membership measure')\n"
+            "membership.risk.membership_disclosure = broken\n"
+            "sys.exit(tuner.cli.main(['demo', '--trials', '3', '--synthesizers', 'cart', "
+            f"'--output', {str(tmp_path / 'out')!r}, '--no-progress']))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 1, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert lines[-1] == "TypeError: planted bug in the membership measure"
+    assert "Traceback (most recent call last)" in done.stderr
+    (said,) = [line for line in lines if line.startswith("trial 0 (cart, parameters {")]
+    assert said.endswith("raised TypeError, a bug, not a refusal: the study stops (the traceback "
+                         "is on the trial's MLflow run too, tag fail_traceback)")
+    printed = done.stdout.splitlines() + lines
+    assert not [line for line in printed if line.startswith(("[W ", "[I ", "[E "))], printed
+
+
 @pytest.mark.slow  # the released study again (25 s, made in each xdist worker that runs one)
 @pytest.mark.parametrize(("exc", "said"), [
     (OSError(28, "No space left on device"), "Free the space"),

@@ -13,24 +13,17 @@ NOISY_LOGGERS = ("sdv", "sdmetrics", "rdt", "copulas", "ctgan", "mlflow", "alemb
 
 
 class TrialFailureLines(logging.Filter):
-    """Optuna's warning for a failed trial as one line: without the traceback (the reason is
-    recorded with the trial and summed up at the end), without the "failed with value None"
-    line that follows it, and not at all for a trial's own failure (the objective says it in
-    the tuner's words), a fault of the machine or Ctrl-C (the command says them once)."""
+    """Optuna's warning for a trial that raised, never shown: the tuner says each in its own
+    words once (a trial's own failure and a bug: the objective; a fault of the machine and
+    Ctrl-C: the command; a bug's traceback: the command), nor the "failed with value None" line
+    that follows it. Another warning of Optuna's about a trial shows as one line."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        from tuner._common.faults import fault_of
-
         message = record.getMessage()
         if message.startswith("Trial ") and message.endswith("failed with value None."):
             return False
         if record.exc_info:
-            from tuner.errors import TrialFailed
-
-            exc = record.exc_info[1]
-            if isinstance(exc, (KeyboardInterrupt, TrialFailed)) or fault_of(exc):
-                return False  # the tuner says it in its own words (the objective, the command)
-            record.exc_info, record.exc_text = None, None
+            return False  # said in the tuner's words (the objective, the command)
         return True
 
 

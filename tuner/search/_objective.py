@@ -139,8 +139,8 @@ class TrackedObjective:
                   params: dict[str, Any]) -> float | tuple[float, float]:
         seed = self.ctx.derive(TRIAL_PATH, trial.number)
         ev = scoring.evaluate(self.ctx.cfg, self.ctx.split, name, params, seed=seed,
-                                 threads=self.threads,
-                                 noise_key=self.ctx.noise_key(TRIAL_PATH, trial.number))
+                              threads=self.threads,
+                              noise_key=self.ctx.noise_key(TRIAL_PATH, trial.number))
         for key, value in ev.constraints.items():
             trial.set_constraint(key, value)
         metrics = ev.metrics()
@@ -163,8 +163,9 @@ class TrackedObjective:
         """Record why ``trial`` failed and end its run FAILED; on a fault, stop the study.
 
         A :class:`tuner.errors.TrialFailed` (the trial's own failure, which the study absorbs)
-        is said in one line; for anything else (a bug, which stops the study) the run also
-        gets the traceback (tag ``fail_traceback``)."""
+        is said in one line; anything else (a bug) stops the study: said in one line too, the
+        error is raised (the command prints its traceback) and the run gets the traceback (tag
+        ``fail_traceback``)."""
         fault = fault_of(exc)
         reason = _reason(exc)
         tags: dict[str, Any] = {}
@@ -174,6 +175,11 @@ class TrackedObjective:
         elif fault is None:
             text = "".join(traceback.format_exception(exc))
             tags["fail_traceback"] = text[-TRACEBACK_CHARS:]
+            name = trial.params.get("synthesizer", "?")
+            tqdm.write(f"trial {trial.number} ({name}, parameters {trial.params}) raised "
+                       f"{type(exc).__name__}, a bug, not a refusal: the study stops (the "
+                       "traceback is on the trial's MLflow run too, tag fail_traceback)",
+                       file=sys.stderr)
         if fault is not None:
             free_reserve(self.ctx.output)
             self.fault = Fault(f"{fault}; trial {trial.number} was stopped and marked failed")
