@@ -291,6 +291,8 @@ def exact_copies(
         real records (train and holdout), as the membership attack bins them (design §3, step
         3); see the module docstring.
 
+    Notes
+    -----
     Computed by a hash join on joint integer codes of the raw values (see the module
     docstring for what counts as equal); linear in the number of records.
     """

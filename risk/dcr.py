@@ -224,6 +224,8 @@ def distance_to_closest_record(
         Seed of the subsample (used only when ``max_synthetic`` cuts one); the seed used is
         recorded in the result, ``None`` when nothing was drawn.
 
+    Notes
+    -----
     The distance (Gower's, numeric ranges from train and holdout together, each numeric
     column capped at 1, missing matches missing) and the comparison with SDMetrics are in the
     module docstring. A tie (distances equal up to ``TIE_TOLERANCE`` of the summed distance,

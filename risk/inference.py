@@ -252,6 +252,8 @@ def attribute_inference(
         seed used is recorded in the result. It does not seed ``estimator`` itself: give a
         random estimator its own ``random_state``.
 
+    Notes
+    -----
     Missing values in keys or target are refused with a count per column (impute first; there
     is no ``missing`` option here). So are infinite values, categorical columns that mix value
     types (scikit-learn's encoders cannot sort them), and, for the default estimator, fewer than

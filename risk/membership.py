@@ -265,6 +265,8 @@ def membership_disclosure(
         h: what a tuning trial needs. M, F1, precision and recall at h are the same to the last
         digit either way (the draws at distances <= h come first; see below).
 
+    Notes
+    -----
     When t is so small that no attack set the holdout allows holds a member (``round(a t) =
     0``, e.g. a few thousand records of a population of millions), the default attack size is
     the largest all-non-member set: F1 is 0, M is ``-2t / (1 - t)``, and the result says M
