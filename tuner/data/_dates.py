@@ -72,6 +72,13 @@ def _parse(values: pd.Series, fmt: str, *, column: str, first_line: int) -> pd.S
     around them are tried again
     stripped, only when some value did not parse (on 400,000 records a second pass costs a
     third of the parse: ``experiments/patients/bench_read.py``)."""
+    if "%z" in fmt or "%Z" in fmt:  # aware times, or Python objects when the offsets differ
+        present = values.dropna()
+        shown = repr(str(present.iloc[0])) if len(present) else "none"
+        raise InputError(
+            f"date column {column!r} is declared with a time zone ({fmt!r}; first value "
+            f"{shown}), which the tuner does not synthesise: write the times in one zone "
+            "without the offset (UTC, or local time) and declare that format in [data] dates")
     # ISO forms have pandas' fast parser, and its cache of distinct values (a pass over the
     # column) costs more than it saves; other forms parse each distinct value once
     cache = not fmt.startswith("%Y-%m-%d")
@@ -87,8 +94,9 @@ def _parse(values: pd.Series, fmt: str, *, column: str, first_line: int) -> pd.S
         raise InputError(
             f"date column {column!r} holds {str(values.iloc[position])!r} on line "
             f"{position + first_line}, which does not parse as {fmt!r} ({int(bad.sum())} "
-            "value(s) do not): correct the value, make it empty (missing), or declare the "
-            f"column's format in [data] dates = {{{column} = \"...\"}}")
+            "value(s) do not): correct the value, make it empty (missing), or give the "
+            f"column's format: [data] dates = {{{column} = \"...\"}}, or its datetime_format "
+            "in the SDV metadata file when that declares it")
     return parsed
 
 
@@ -150,8 +158,20 @@ def read_dates(frame: pd.DataFrame, declared: dict[str, str] | None = None, *,
 
 
 def formatted(frame: pd.DataFrame, formats: dict[str, str]) -> pd.DataFrame:
-    """``frame`` with each datetime column of ``formats`` written as text in its format (a
-    missing date stays missing): the release's form of the input's dates."""
+    """``frame`` in the release's form of the input's values: each datetime column of
+    ``formats`` as text in its format (a missing date stays missing), and each column of
+    floats whose every value is a whole number as integers (a column of whole numbers with a
+    missing value is read as floats: written as they are, ZIP code 60614 would be released as
+    ``60614.0`` and age 63 as ``63.0``)."""
     out = {c: frame[c].dt.strftime(fmt) for c, fmt in formats.items()
            if c in frame.columns and pd.api.types.is_datetime64_any_dtype(frame[c])}
+    for col in frame.columns:
+        values = frame[col]
+        if col in out or not pd.api.types.is_float_dtype(values):
+            continue
+        present = values.dropna().to_numpy()
+        if len(present) and bool(np.isfinite(present).all()
+                                 and (present == np.round(present)).all()
+                                 and (np.abs(present) < 2.0 ** 53).all()):
+            out[col] = values.astype("Int64")  # a missing one stays an empty field
     return frame.assign(**out) if out else frame

@@ -255,6 +255,11 @@ def _check_csv_shape(path: Path, header_names: list[str] | None) -> list[str]:
                                      "name")
             elif first_bad is None and len(row) != first_width:
                 first_bad = (reader.line_num, len(row))
+    other = [d for d in (";", "\t", "|") if first_width == 1 and d in header[0]]
+    if other and header_names is None:  # a semicolon- or tab-separated export, read as one column
+        raise InputError(f"data file {str(path)!r} reads as one column named {header[0]!r}: it "
+                         f"seems separated by {other[0]!r}, and the tuner reads comma-separated "
+                         "CSV (save it with commas and a '.' decimal point, or as Parquet)")
     if first_bad is not None:
         shown = ", ".join(f"{n} row(s) with {w} fields" for w, n in sorted(widths.items()))
         raise InputError(f"data file {str(path)!r} is ragged: line {first_bad[0]} has "

@@ -65,6 +65,32 @@ def test_an_unparseable_date_is_named_with_its_value_and_line():
         read_dates(frame, {"died": "%Y-%m-%d"})
 
 
+@pytest.mark.parametrize("offsets", [["+02:00"], ["+02:00", "-05:00"]], ids=["one", "mixed"])
+def test_times_with_a_zone_offset_are_refused_naming_the_column(offsets):
+    # a declared %z format parses to time-zone-aware times (one offset) or to Python objects
+    # (several): the first stopped a trial with a TypeError, the second released the column as
+    # categories of real times in another form; both are now the user's to convert
+    stamps = [f"2006-07-{1 + i:02d}T10:30:00{offsets[i % len(offsets)]}" for i in range(20)]
+    frame = pd.DataFrame({"x": range(20), "seen": stamps})
+    with pytest.raises(InputError, match=r"date column 'seen' is declared with a time zone "
+                                         r"\('%Y-%m-%dT%H:%M:%S%z'; first value "
+                                         r"'2006-07-01T10:30:00\+02:00'\)"):
+        read_dates(frame, {"seen": "%Y-%m-%dT%H:%M:%S%z"})
+
+
+def test_whole_numbers_read_as_floats_are_released_as_whole_numbers():
+    # a column of whole numbers with a missing value is read as floats; the release writes
+    # them as the file did (60614, not 60614.0), and leaves real fractions and NaN-only columns
+    frame = pd.DataFrame({"zip": [60614.0, np.nan, 10001.0], "age": [63.0, 40.0, np.nan],
+                          "income": [0.5, np.nan, 2.0], "empty": [np.nan] * 3,
+                          "huge": [1e20, 2e20, np.nan], "n": [1, 2, 3]})
+    back = formatted(frame, {})
+    assert back.to_csv(index=False).splitlines() == [
+        "zip,age,income,empty,huge,n", "60614,63,0.5,,1e+20,1", ",40,,,2e+20,2",
+        "10001,,2.0,,,3"]
+    assert frame["zip"].dtype == float  # the frame the measures read is untouched
+
+
 def test_parquet_datetimes_dates_and_time_zones_are_plain_datetimes(tmp_path):
     from tuner.data import read_table
 

@@ -133,3 +133,17 @@ def test_the_codes_note_names_only_columns_released_as_codes(tmp_path, capsys, d
         is noted, said
     if "zip" in ctx.frame.columns:  # what the note says is what the table holds
         assert bool(ctx.frame["zip"].dropna().astype(str).str.startswith("0").all()) is noted
+
+
+@pytest.mark.parametrize(("text", "sep"), [
+    ("a;b;c\n1;x;0,5\n2;y;1,5\n", ";"),  # a spreadsheet's export with decimal commas
+    ("a\tb\tc\n1\tx\t0.5\n2\ty\t1.5\n", "\t"),
+], ids=["semicolon", "tab"])
+def test_a_file_separated_otherwise_than_by_commas_is_named_so(tmp_path, text, sep):
+    # read as CSV it is one column named 'a;b;c' (or ragged with decimal commas), and the
+    # refusal used to be about identifiers or ragged rows
+    (tmp_path / "t.csv").write_text(text)
+    header = f"a{sep}b{sep}c"
+    with pytest.raises(InputError) as err:
+        read_table(tmp_path / "t.csv")
+    assert f"reads as one column named {header!r}: it seems separated by {sep!r}" in str(err.value)
