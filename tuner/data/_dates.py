@@ -40,9 +40,12 @@ _SHAPE = re.compile(r"(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{
 
 def _sample(values: pd.Series) -> pd.Series:
     """The non-missing values among :data:`SAMPLE` records spread over the column (every k-th;
-    taken before the missing ones are dropped, so that a big column is never scanned whole)."""
+    taken before the missing ones are dropped, so that a big column is never scanned whole);
+    when those are all missing, the column's first non-missing values (a column with one date
+    among 400 records is a date column: it was judged an identifier)."""
     step = max(1, len(values) // SAMPLE)
-    return values.iloc[::step].iloc[:SAMPLE].dropna()
+    sample = values.iloc[::step].iloc[:SAMPLE].dropna()
+    return sample if len(sample) or step == 1 else values.dropna().iloc[:SAMPLE]
 
 
 def detect_format(values: pd.Series) -> str | None:

@@ -78,6 +78,16 @@ def test_times_with_a_zone_offset_are_refused_naming_the_column(offsets):
         read_dates(frame, {"seen": "%Y-%m-%dT%H:%M:%S%z"})
 
 
+def test_a_column_with_one_date_among_many_missing_is_a_date_column():
+    # the strided sample (every 2nd of 400 records) held no value of it: it was then judged by
+    # the identifier checks, and refused as "letter-digit codes, unique or nearly so"
+    died = pd.Series([None] * 400, dtype=object)
+    died[133] = "1980-06-28"
+    out, formats = read_dates(pd.DataFrame({"x": range(400), "died": died}))
+    assert formats == {"died": "%Y-%m-%d"} and out["died"].dtype.kind == "M"
+    assert out["died"].notna().sum() == 1 and out["died"][133] == pd.Timestamp("1980-06-28")
+
+
 def test_whole_numbers_read_as_floats_are_released_as_whole_numbers():
     # a column of whole numbers with a missing value is read as floats; the release writes
     # them as the file did (60614, not 60614.0), and leaves real fractions and NaN-only columns
