@@ -12,7 +12,7 @@ Modules: ``_read``, ``_dates``, ``_identifiers``, ``_metadata``, ``_fakes``.
 
 from __future__ import annotations
 
-from tuner.data._dates import detect_format, formatted, read_dates
+from tuner.data._dates import ambiguous_dates, detect_format, formatted, read_dates
 from tuner.data._fakes import REDRAWS, fill
 from tuner.data._identifiers import (
     CHOICES,
@@ -50,7 +50,7 @@ from tuner.data._read import (
 __all__ = [
     "BUILTIN", "CATEGORY_LIMIT", "CHOICES", "DEMO_TABLE", "REDRAWS", "STATISTICAL", "TABLE",
     "Declared", "Split", "conflicts", "fill", "follow", "merged_formats", "missing_columns",
-    "read_metadata", "content_reason",
+    "read_metadata", "content_reason", "ambiguous_dates",
     "detect_format", "drop_identifiers", "findings", "fingerprint", "formatted", "frame_problems",
     "metadata_for", "name_reason", "quasi_warnings", "read_builtin", "read_dates", "read_table",
     "refusal", "sdtype", "split",

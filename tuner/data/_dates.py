@@ -121,6 +121,27 @@ def _plain(values: pd.Series) -> tuple[pd.Series, str] | None:
     return out, ISO_DATE if whole_days else ISO_DATETIME
 
 
+# day-first forms and the month-first form that reads the same text
+SWAPPED = {"%d/%m/%Y": "%m/%d/%Y", "%d/%m/%Y %H:%M": "%m/%d/%Y %H:%M",
+           "%d/%m/%Y %H:%M:%S": "%m/%d/%Y %H:%M:%S"}
+
+
+def ambiguous_dates(frame: pd.DataFrame, formats: dict[str, str], *,
+                    declared: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    """(column, month-first format) for each column read day first (a detected
+    :data:`FORMATS` form, not ``declared``) whose dates all read month first too (every day 12
+    or less): ``03/02/2001`` is 3 February or 2 March, and the release keeps the reading the
+    run chose."""
+    out = []
+    for col, fmt in formats.items():
+        if fmt not in SWAPPED or col in (declared or {}) or col not in frame.columns:
+            continue
+        dates = frame[col].dropna()
+        if len(dates) and bool((dates.dt.day <= 12).all()):
+            out.append((col, SWAPPED[fmt]))
+    return out
+
+
 def read_dates(frame: pd.DataFrame, declared: dict[str, str] | None = None, *,
                first_line: int = 2) -> tuple[pd.DataFrame, dict[str, str]]:
     """``frame`` with its date columns as ``datetime64``, and each one's release format.

@@ -20,6 +20,7 @@ from tuner.config import (
 from tuner.data import (
     Declared,
     Split,
+    ambiguous_dates,
     conflicts,
     drop_identifiers,
     fingerprint,
@@ -140,6 +141,10 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
     frame = apply_missing_codes(frame, cfg.data.missing_codes)
     dates = cfg.data.dates if declared is None else merged_formats(declared, cfg.data.dates)
     frame, date_formats = read_dates(frame, dates, first_line=first_line)
+    for col, swapped in ambiguous_dates(frame, date_formats, declared=dates):
+        print(f"note: column {col!r} is read day first ({date_formats[col]!r}), but every day in "
+              f"it is 12 or less, so month first ({swapped!r}) reads it too: if its dates are "
+              f"month first, declare [data] dates = {{{col} = \"{swapped}\"}}")
     if declared is not None:
         frame = follow(declared, frame, first_line=first_line)
     d = cfg.data

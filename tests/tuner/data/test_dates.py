@@ -13,7 +13,7 @@ import pytest
 import risk
 from experiments.patients.generate import patients
 from tests.tuner.conftest import TINY_AUDIT_KEYS
-from tuner.data import detect_format, formatted, metadata_for, read_dates
+from tuner.data import ambiguous_dates, detect_format, formatted, metadata_for, read_dates
 from tuner.errors import InputError
 
 
@@ -86,6 +86,18 @@ def test_a_column_with_one_date_among_many_missing_is_a_date_column():
     out, formats = read_dates(pd.DataFrame({"x": range(400), "died": died}))
     assert formats == {"died": "%Y-%m-%d"} and out["died"].dtype.kind == "M"
     assert out["died"].notna().sum() == 1 and out["died"][133] == pd.Timestamp("1980-06-28")
+
+
+def test_dates_read_day_first_that_month_first_reads_too_are_named():
+    # every day 12 or less: 03/02/2001 is read 3 February, and could be 2 March
+    n = range(40)
+    frame = pd.DataFrame({"amb": [f"{1 + i % 12:02d}/{1 + i % 9:02d}/19{50 + i}" for i in n],
+                          "clear": [f"{1 + i % 28:02d}/{1 + i % 12:02d}/2001" for i in n],
+                          "iso": ["2001-02-03"] * 40})
+    out, formats = read_dates(frame)
+    assert formats["amb"] == formats["clear"] == "%d/%m/%Y"
+    assert ambiguous_dates(out, formats) == [("amb", "%m/%d/%Y")]
+    assert ambiguous_dates(out, formats, declared={"amb": "%d/%m/%Y"}) == []  # said by the user
 
 
 def test_whole_numbers_read_as_floats_are_released_as_whole_numbers():
