@@ -90,20 +90,31 @@ def test_bad_input_met_in_the_release_path_is_one_line_with_exit_2(released, mon
     assert err.strip() == f"error: {exc}" and "Traceback" not in err
 
 
-@pytest.mark.slow
-def test_a_bug_in_a_process_exits_1_with_a_traceback(released, tmp_path):
+def _a_bug_planted(target: str, error: type[Exception], message: str,
+                   argv: list[str]) -> tuple[list[str], list[str]]:
+    """Run the CLI with ``argv`` in a process of its own, ``target`` (``module.attribute``)
+    replaced by a function that raises ``error(message)``; it must exit 1 with the traceback,
+    whose last line is the error. Returns the lines of stdout and stderr."""
     import subprocess
     import sys
 
-    code = ("import sys, tuner.release._export, tuner.cli\n"
-            "def broken(*a, **k):\n    raise ValueError('broken invariant')\n"
-            "tuner.release._export.release_audit = broken\n"
-            f"sys.exit(tuner.cli.main(['release', {str(released)!r}]))\n")
+    module, _, name = target.rpartition(".")
+    code = (f"import sys, importlib, tuner.cli\nmodule = importlib.import_module({module!r})\n"
+            f"def broken(*a, **k):\n    raise {error.__name__}({message!r})\n"
+            f"setattr(module, {name!r}, broken)\nsys.exit(tuner.cli.main({argv!r}))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 1, done.stderr[-2000:]
     assert "Traceback (most recent call last)" in done.stderr
-    assert done.stderr.strip().splitlines()[-1] == "ValueError: broken invariant"
+    err = done.stderr.strip().splitlines()
+    assert err[-1] == f"{error.__name__}: {message}", err[-1]
+    return done.stdout.splitlines(), err
+
+
+@pytest.mark.slow
+def test_a_bug_in_a_process_exits_1_with_a_traceback(released, tmp_path):
+    _a_bug_planted("tuner.release._export.release_audit", ValueError, "broken invariant",
+                   ["release", str(released)])
 
 
 @pytest.mark.slow  # the demo in a process of its own (14 s)
@@ -112,24 +123,14 @@ def test_a_bug_in_a_trial_ends_the_demo_with_exit_1_its_traceback_and_no_library
     # issue 35: a TypeError planted in the trial's membership measure is a bug: the demo stops
     # at the first trial, says so in the tuner's words, prints the traceback and exits 1;
     # Optuna's own "[W ...] Trial 0 failed with parameters" line is not shown
-    import subprocess
-    import sys
-
-    code = ("import sys, tuner.measures._membership as membership, tuner.cli\n"
-            "def broken(*a, **k):\n    raise TypeError('planted bug in the membership measure')\n"
-            "membership.risk.membership_disclosure = broken\n"
-            "sys.exit(tuner.cli.main(['demo', '--trials', '3', '--synthesizers', 'cart', "
-            f"'--output', {str(tmp_path / 'out')!r}, '--no-progress']))\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 1, done.stderr[-2000:]
-    lines = done.stderr.strip().splitlines()
-    assert lines[-1] == "TypeError: planted bug in the membership measure"
-    assert "Traceback (most recent call last)" in done.stderr
+    out, lines = _a_bug_planted(
+        "risk.membership_disclosure", TypeError, "planted bug in the membership measure",
+        ["demo", "--trials", "3", "--synthesizers", "cart", "--output", str(tmp_path / "out"),
+         "--no-progress"])
     (said,) = [line for line in lines if line.startswith("trial 0 (cart, parameters {")]
     assert said.endswith("raised TypeError, a bug, not a refusal: the study stops (the traceback "
                          "is on the trial's MLflow run too, tag fail_traceback)")
-    printed = done.stdout.splitlines() + lines
+    printed = out + lines
     assert not [line for line in printed if line.startswith(("[W ", "[I ", "[E "))], printed
 
 

@@ -189,13 +189,14 @@ def formatted(frame: pd.DataFrame, formats: dict[str, str]) -> pd.DataFrame:
     ``60614.0`` and age 63 as ``63.0``)."""
     out = {c: frame[c].dt.strftime(fmt) for c, fmt in formats.items()
            if c in frame.columns and pd.api.types.is_datetime64_any_dtype(frame[c])}
-    for col in frame.columns:
-        values = frame[col]
-        if col in out or not pd.api.types.is_float_dtype(values):
-            continue
-        present = values.dropna().to_numpy()
-        if len(present) and bool(np.isfinite(present).all()
-                                 and (present == np.round(present)).all()
-                                 and (np.abs(present) < 2.0 ** 53).all()):
-            out[col] = values.astype("Int64")  # a missing one stays an empty field
+    out |= {c: frame[c].astype("Int64") for c in frame.columns  # a missing one stays empty
+            if c not in out and pd.api.types.is_float_dtype(frame[c])
+            and whole_numbers(frame[c]) and frame[c].abs().max() < 2.0 ** 63}
     return frame.assign(**out) if out else frame
+
+
+def whole_numbers(values: pd.Series) -> bool:
+    """Whether a float column holds whole numbers only, at least one (missing values aside; an
+    integer column with a missing value is read as floats)."""
+    x = values.dropna().to_numpy(dtype=float)
+    return bool(x.size) and bool(np.isfinite(x).all() and (x == np.floor(x)).all())

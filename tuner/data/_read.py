@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 import risk
+from tuner.data._dates import whole_numbers
 from tuner.data._identifiers import check_declared
 from tuner.errors import ConfigError, InputError
 
@@ -158,20 +159,12 @@ def _wanted(path: Path, columns: list[str] | None, names: list[str],
     return set(names if columns is None else columns) - set(skip)
 
 
-def _whole(values: pd.Series) -> bool:
-    """Whether a float column's values are all whole numbers (an integer column with a missing
-    value is read as floats)."""
-    x = values.to_numpy(dtype=float, na_value=np.nan)
-    x = x[np.isfinite(x)]
-    return bool(x.size) and bool(np.all(x == np.floor(x)))
-
-
 def _codes_as_text(frame: pd.DataFrame, read: Callable[..., pd.DataFrame]) -> pd.DataFrame:
     """``frame`` with each column of whole numbers that holds a value with a leading zero as
     the file's text (``read(usecols=..., dtype=str)`` reads the columns of whole numbers again;
     a column with a fraction is a quantity, never a code)."""
     numeric = [c for c in frame.columns if pd.api.types.is_integer_dtype(frame[c])
-               or (pd.api.types.is_float_dtype(frame[c]) and _whole(frame[c]))]
+               or (pd.api.types.is_float_dtype(frame[c]) and whole_numbers(frame[c]))]
     frame.attrs["codes_as_text"] = []
     if not numeric:
         return frame

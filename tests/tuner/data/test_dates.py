@@ -105,11 +105,12 @@ def test_whole_numbers_read_as_floats_are_released_as_whole_numbers():
     # them as the file did (60614, not 60614.0), and leaves real fractions and NaN-only columns
     frame = pd.DataFrame({"zip": [60614.0, np.nan, 10001.0], "age": [63.0, 40.0, np.nan],
                           "income": [0.5, np.nan, 2.0], "empty": [np.nan] * 3,
-                          "huge": [1e20, 2e20, np.nan], "n": [1, 2, 3]})
+                          "huge": [1e20, 2e20, np.nan], "n": [1, 2, 3],
+                          "inf": [1.0, np.inf, np.nan]})
     back = formatted(frame, {})
     assert back.to_csv(index=False).splitlines() == [
-        "zip,age,income,empty,huge,n", "60614,63,0.5,,1e+20,1", ",40,,,2e+20,2",
-        "10001,,2.0,,,3"]
+        "zip,age,income,empty,huge,n,inf", "60614,63,0.5,,1e+20,1,1.0", ",40,,,2e+20,2,inf",
+        "10001,,2.0,,,3,"]
     assert frame["zip"].dtype == float  # the frame the measures read is untouched
 
 
