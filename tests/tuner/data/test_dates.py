@@ -100,6 +100,24 @@ def test_dates_read_day_first_that_month_first_reads_too_are_named():
     assert ambiguous_dates(out, formats, declared={"amb": "%d/%m/%Y"}) == []  # said by the user
 
 
+def test_the_run_names_an_ambiguous_date_column_and_what_to_declare(tmp_path, capsys):
+    from tests.tuner.conftest import write_config
+    from tuner import config
+    from tuner.data import read_builtin
+    from tuner.search import prepare
+
+    frame = read_builtin("builtin:fair").head(300)
+    frame.insert(0, "seen", [f"{1 + i % 12:02d}/{1 + i % 9:02d}/20{10 + i % 9}"
+                             for i in range(len(frame))])
+    frame.to_csv(tmp_path / "fair.csv", index=False)
+    path = write_config(tmp_path, synthesizers=("cart",), n_trials=1)
+    path.write_text(path.read_text().replace('"builtin:fair"', '"fair.csv"'))
+    prepare(config.load(path))
+    assert ("note: column 'seen' is read day first ('%d/%m/%Y'), but every day in it is 12 or "
+            "less, so month first ('%m/%d/%Y') reads it too: if its dates are month first, "
+            'declare [data] dates = {seen = "%m/%d/%Y"}') in capsys.readouterr().out
+
+
 def test_whole_numbers_read_as_floats_are_released_as_whole_numbers():
     # a column of whole numbers with a missing value is read as floats; the release writes
     # them as the file did (60614, not 60614.0), and leaves real fractions and NaN-only columns
