@@ -33,7 +33,7 @@ sections as "design §N". One vocabulary: ``train`` is the real frame a generato
 
 from risk._result import Interval, Result
 from risk._validation import RiskInputError, column_kind
-from risk.audit import MembershipAuditResult, membership_audit, vulnerability
+from risk.audit import AuditVerdict, MembershipAuditResult, membership_audit, vulnerability
 from risk.cap import CAPResult, CAPSetResult, cap, cap_per_record
 from risk.copies import ExactCopiesResult, exact_copies, replicated_uniques
 from risk.dcr import (
@@ -68,6 +68,7 @@ from risk.membership import (
 from risk.utility import hellinger_utility
 
 __all__ = [
+    "AuditVerdict",
     "ACCEPTABLE_M",
     "CONTINUOUS_FLOOR",
     "MIN_MEMBERS",

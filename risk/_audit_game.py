@@ -14,6 +14,7 @@ from joblib import Parallel, cpu_count, delayed
 from sklearn.ensemble import RandomForestClassifier
 
 from risk._audit_attacks import features
+from risk._audit_person import permutations, randomisation_p
 from risk._audit_stats import (
     auc,
     calibrated_threshold,
@@ -225,8 +226,25 @@ def _per_target(plan: Plan, runs: list[Run], feats: list[np.ndarray]
     return out
 
 
+def _person_p(x: np.ndarray, y: np.ndarray, cal: np.ndarray, rep: np.ndarray,
+              classifier: tuple[np.ndarray, np.ndarray] | None, b: int,
+              rng: np.random.Generator) -> float:
+    """One target's exact randomisation p-value (:mod:`risk._audit_person`): the attacks that
+    learn nothing from the labels on every reported run, permuted within the halves; the
+    classifier on its test runs; Bonferroni over the two."""
+    untrained = randomisation_p([-x[rep, 0], x[rep, 1]], y[rep], cal[rep], b, rng)
+    if classifier is None:
+        return untrained
+    shown = rep[~cal]
+    test = classifier[1][shown]
+    trained = randomisation_p([test], y[~cal][shown], np.zeros(test.size, dtype=np.int8), b,
+                              rng)
+    return min(1.0, 2.0 * min(untrained, trained))
+
+
 def score_targets(plan: Plan, runs: list[Run], feats: list[np.ndarray],
-                  seed: np.random.SeedSequence, *, reported: int | None = None
+                  seed: np.random.SeedSequence, *, reported: int | None = None,
+                  person_seed: np.random.SeedSequence | None = None
                   ) -> tuple[dict[str, Any], TestRuns]:
     """Per-target AUCs, the pooled TPR at 1 % and 10 % FPR and the epsilon lower bound, with
     every test run's outcome. Per target, the attack with the best calibration AUC is chosen
@@ -234,12 +252,17 @@ def score_targets(plan: Plan, runs: list[Run], feats: list[np.ndarray],
     of each FPR level is fixed on the calibration non-members' leave-one-out standardised
     scores, pooled over targets, and hits are counted on the test runs only
     (:mod:`risk._audit_stats`). Runs from position ``reported`` on are test runs that no
-    figure reads (kept in the returned runs, to measure the figures against)."""
+    figure reads (kept in the returned runs, to measure the figures against). Each target's
+    exact p-value of "this person is exposed" (:mod:`risk._audit_person`) draws its
+    permutations from ``person_seed`` (a stream of its own: the other figures are those of the
+    same ``seed`` without it)."""
     rng = np.random.default_rng(seed)
+    person_rng = np.random.default_rng(person_seed)
+    b = permutations(plan.n_targets)
     reported = len(runs) if reported is None else reported
     attack_auc: dict[str, list[float]] = {a: [] for a in ATTACK_NAMES}
     selected, chosen_auc, skipped = [], [], 0
-    nulls, tested = [], []
+    nulls, tested, p_values = [], [], []
     for t, (x, y, cal, fit) in enumerate(_per_target(plan, runs, feats)):
         scores = _attack_scores(x, y, cal, int(rng.integers(2**31 - 1)))
         shown = fit[~cal] < reported
@@ -254,6 +277,8 @@ def score_targets(plan: Plan, runs: list[Run], feats: list[np.ndarray],
             a = auc(pair[0], y[cal])
             if math.isfinite(a) and a > best_cal:
                 best, best_cal = name, a
+        p_values.append(_person_p(x, y, cal, fit < reported, scores["classifier"], b,
+                                  person_rng))
         selected.append(best)
         chosen_auc.append(attack_auc[best][-1])
         pair = scores[best]
@@ -277,6 +302,7 @@ def score_targets(plan: Plan, runs: list[Run], feats: list[np.ndarray],
         "selected_attack": tuple(selected), "classifier_skipped": skipped,
         "n_member_runs": int(member.sum()), "n_nonmember_runs": int((~member).sum()),
         "n_calibration_nulls": int(null.size),
+        "target_p_values": tuple(p_values), "n_permutations": b,
     }
     for level, tag in ((0.01, "1pct"), (0.1, "10pct")):
         r = test.rates(level, kept)

@@ -49,12 +49,12 @@ fit as one cluster (Korn & Graubard 1998: the shared design's runs of one fit mo
 and the empirical epsilon lower bound ``ln(TPR_lower / FPR_upper)`` at 1 % (Jagielski et al.
 2020; delta = 0, :meth:`MembershipAuditResult.epsilon_at` for another) beside
 ``epsilon_ceiling``, the most these settings could show (every member run caught, none of the
-others). :mod:`risk._audit_stats` has the formulas; their coverage and the rate at which a
-generator that leaks nothing is refused were measured by simulation
-(``experiments/release_audit/calibration.py``), and :func:`minimum_targets` gives the
-smallest game whose modelled no-leak refusal rate (:func:`null_refusal_rate`) is within
-2.5 %. Nothing of a target's values or position is in the result: scores and counts only
-(:func:`vulnerability` gives the custodian the scores by record).
+others). :mod:`risk._audit_stats` has the formulas, measured by simulation
+(``experiments/release_audit/calibration.py``); :func:`minimum_targets` gives the smallest game
+whose modelled no-leak refusal rate (:func:`null_refusal_rate`) is within 2.5 %. **Per person**
+(:mod:`risk._audit_person`): each target's exact randomisation p-value of being exposed, and
+:meth:`MembershipAuditResult.verdict` refuses when the pooled bound fails or anyone is flagged
+(Holm). No target's values are in the result: its label (who), scores and counts.
 
 Cost: the fits (``targets x shadows`` or ``shadows``), run over ``n_jobs`` processes (joblib;
 ``fit_sample`` must then be picklable by cloudpickle, as a lambda or a function is); the
@@ -83,6 +83,9 @@ from risk._audit_model import NULL_REFUSAL_ALLOWANCE as NULL_REFUSAL_ALLOWANCE
 from risk._audit_model import minimum_targets as minimum_targets
 from risk._audit_model import null_refusal_rate as null_refusal_rate
 from risk._audit_stats import epsilon_lower_bound
+from risk._audit_targets import MAX_CANDIDATES as MAX_CANDIDATES
+from risk._audit_targets import targets_of
+from risk._audit_verdict import ALPHA, TPR_LIMIT, AuditVerdict, decide
 from risk._gower_coder import fit_coder, nearest_mean_distance
 from risk._result import Interval, Result
 from risk._validation import (
@@ -99,11 +102,9 @@ from risk._validation import (
 
 ATTACKS = ("distance", "domias", "classifier")
 FPR_LEVELS = (0.01, 0.1)
-MAX_CANDIDATES = 50_000
 SHADOW_SIZE = 1_000
 
 FitSample = Callable[[pd.DataFrame, int], pd.DataFrame]
-
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,6 +123,11 @@ class MembershipAuditResult(Result):
     Graubard), the counts behind them, ``epsilon_lower_bound`` (at 1 %, for delta = 0; see
     :meth:`epsilon_at`) and ``epsilon_ceiling``, the largest bound these settings could have
     given. ``n_fits`` models were fitted; ``random_state`` is the seed used.
+
+    Per person: ``target_labels`` (``train``'s index labels of the targets, in the order
+    above: who they are, for the custodian only) and ``target_p_values``, each target's exact
+    randomisation p-value of "this person is exposed" from ``n_permutations`` permutations of
+    its runs' labels (:mod:`risk._audit_person`). :meth:`verdict` turns both into a decision.
     """
 
     n_targets: int
@@ -153,6 +159,9 @@ class MembershipAuditResult(Result):
     n_member_runs: int
     n_nonmember_runs: int
     classifier_skipped: int
+    target_labels: tuple[Any, ...]
+    target_p_values: tuple[float, ...]
+    n_permutations: int
     n_train: int
     n_reference: int
     columns: tuple[str, ...]
@@ -169,6 +178,13 @@ class MembershipAuditResult(Result):
         """The largest per-target AUC of the attack chosen on calibration."""
         finite = [a for a in self.target_auc if math.isfinite(a)]
         return max(finite) if finite else math.nan
+
+    def verdict(self, *, tpr_limit: float = TPR_LIMIT, alpha: float = ALPHA) -> AuditVerdict:
+        """Refused when the upper end of the pooled TPR's 95 % interval at 1 % FPR exceeds
+        ``tpr_limit`` **or** any target is significantly exposed: Holm over the targets'
+        p-values at family-wise level ``alpha`` (:mod:`risk._audit_person`)."""
+        return decide(self.target_p_values, self.target_labels,
+                      self.tpr_at_1pct_interval.high, tpr_limit=tpr_limit, alpha=alpha)
 
     def epsilon_at(self, delta: float) -> float:
         """The epsilon lower bound for an ``(epsilon, delta)`` claim: ``ln((TPR_lower - delta)
@@ -207,35 +223,6 @@ def vulnerability(train: pd.DataFrame, *, reference: pd.DataFrame | None = None,
     coder = fit_coder([train] if reference is None else [train, ref], cols, kinds)
     return pd.Series(nearest_mean_distance(coder.transform(train), neighbours),
                      index=train.index, name="vulnerability")
-
-
-def _targets(train: pd.DataFrame, coded_train: Any, targets: Any, neighbours: int,
-             rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, int]:
-    """Positions of the targets in ``train`` (most vulnerable first, or as named), their
-    vulnerability, and how many records they were sought among."""
-    n = len(train)
-    if isinstance(targets, (int, np.integer)) and not isinstance(targets, bool):
-        if not 1 <= targets <= n - neighbours - 1:
-            raise RiskInputError(f"`targets` must be in [1, len(train) - neighbours - 1 = "
-                                 f"{n - neighbours - 1}], but got targets={targets!r}.")
-        k = int(targets)
-        candidates = np.arange(n)
-        if n > MAX_CANDIDATES:
-            candidates = np.sort(rng.choice(n, MAX_CANDIDATES, replace=False))
-        scores = nearest_mean_distance(coded_train, neighbours, candidates)
-        order = np.lexsort((candidates, -scores))[:k]  # ties: the earlier record
-        return candidates[order], scores[order], candidates.size
-    if isinstance(targets, str | bytes) or not isinstance(targets,
-                                                          Sequence | np.ndarray | pd.Index):
-        raise TypeError(f"`targets` must be an int (how many of the most vulnerable records) "
-                        f"or a sequence of labels of `train`'s index, but got "
-                        f"{type(targets).__name__} {targets!r}.")
-    labels = list(targets)
-    positions = train.index.get_indexer(labels) if labels else np.zeros(0, np.int64)
-    if not labels or (positions < 0).any() or len(set(positions.tolist())) < len(labels):
-        raise RiskInputError(f"`targets` must name distinct labels of `train`'s index, but got "
-                             f"{labels[:8]!r}{' ...' if len(labels) > 8 else ''}.")
-    return positions, nearest_mean_distance(coded_train, neighbours, positions), n
 
 
 def _check_options(train: pd.DataFrame, reference: pd.DataFrame, fit_sample: Any, *,
@@ -348,10 +335,10 @@ def _audit(train: pd.DataFrame, reference: pd.DataFrame, fit_sample: FitSample, 
         train, reference, fit_sample, neighbours=neighbours, shadows=shadows,
         shadow_size=shadow_size, design=design, n_jobs=n_jobs, progress=progress)
     seed = resolve_seed(random_state)
-    streams = np.random.SeedSequence(seed).spawn(5)
+    streams = np.random.SeedSequence(seed).spawn(6)
     coder = fit_coder([train, reference], cols, kinds)
     coded_train, coded_ref = coder.transform(train), coder.transform(reference)
-    positions, scores, candidates = _targets(train, coded_train, targets, neighbours,
+    positions, scores, candidates = targets_of(train, coded_train, targets, neighbours,
                                              np.random.default_rng(streams[0]))
     if design == "shared" and size <= positions.size:
         raise RiskInputError(f"`shadow_size` must exceed `targets` in the shared design (a "
@@ -373,12 +360,14 @@ def _audit(train: pd.DataFrame, reference: pd.DataFrame, fit_sample: FitSample, 
     feats = play(plan, runs, fit_sample, train.iloc[positions][cols].reset_index(drop=True),
                  reference[cols].reset_index(drop=True), coder, coded_targets, n_jobs=n_jobs,
                  progress=progress)
-    pooled, test = score_targets(plan, runs, feats, streams[3], reported=reported)
+    pooled, test = score_targets(plan, runs, feats, streams[3], reported=reported,
+                                 person_seed=streams[5])
     return MembershipAuditResult(
         n_targets=positions.size, n_shadows=shadows, shadow_size=size, design=design,
         n_fits=reported, attacks=ATTACKS,
         vulnerability=tuple(float(s) for s in scores),
         n_train=len(train), n_reference=len(reference), columns=tuple(cols),
+        target_labels=tuple(train.index[positions].tolist()),
         neighbours=neighbours, bandwidth=bandwidth, radii=RADII, n_subsets=len(subsets),
         candidates=candidates, seconds=time.perf_counter() - start, random_state=seed,
         **pooled), test

@@ -4,6 +4,7 @@ answer is known (one that copies its table, one that ignores it)."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -394,3 +395,134 @@ def test_bad_options_are_clean_errors(kw, error, match):
     args = dict(fit_sample=copying, targets=2, shadows=8, shadow_size=40, random_state=0) | kw
     with pytest.raises(error, match=match):
         risk.membership_audit(TRAIN, REFERENCE, **args)
+
+
+# ------------------------------------------------------------------------ one person at a time
+
+
+def _slow_nominal(scores: np.ndarray, labels: np.ndarray) -> float:
+    """The tail scan by a loop over thresholds and scipy (risk._audit_person's docstring)."""
+    from risk._audit_person import TOP_SHARE
+    n, n1 = labels.size, int(labels.sum())
+    best = 1.0
+    for c in sorted(set(scores.tolist()), reverse=True):
+        above = scores >= c
+        if above.sum() > min(n1, max(1, int(TOP_SHARE * n))):
+            break
+        best = min(best, stats.hypergeom.sf(int(labels[above].sum()) - 1, n, n1,
+                                            int(above.sum())))
+    return best
+
+
+@settings(max_examples=examples(80), deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.5, 7.0]), st.booleans()),
+                min_size=2, max_size=30).filter(lambda v: 0 < sum(b for _, b in v) < len(v)))
+def test_the_person_statistic_equals_a_loop_and_scipy(pairs):
+    from risk._audit_person import _Statistic
+    scores = np.array([s for s, _ in pairs])
+    labels = np.array([b for _, b in pairs])
+    got = _Statistic(scores, int(labels.sum())).nominal(labels[None, :])[0]
+    assert got == pytest.approx(_slow_nominal(scores, labels), rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_person_p_value_is_the_exact_permutation_p_value(seed):
+    # 10 runs, 5 members, two halves: every relabelling within the halves enumerated
+    from risk._audit_person import _Statistic, randomisation_p
+    rng = np.random.default_rng(seed)
+    groups = np.array([0] * 6 + [1] * 4)
+    labels = np.array([1, 1, 1, 0, 0, 0, 1, 1, 0, 0], dtype=bool)
+    scores = [rng.integers(0, 4, 10).astype(float), rng.normal(size=10)]
+    stat = [_Statistic(s, 5) for s in scores]
+    observed = min(s.nominal(labels[None, :])[0] for s in stat)
+    relabelled = []
+    for a in itertools.combinations(range(6), 3):
+        for b in itertools.combinations(range(6, 10), 2):
+            lab = np.zeros(10, dtype=bool)
+            lab[list(a + b)] = True
+            relabelled.append(min(s.nominal(lab[None, :])[0] for s in stat))
+    exact = float(np.mean(np.array(relabelled) <= observed * (1 + 1e-12)))
+    got = randomisation_p(scores, labels, groups, 20_000, np.random.default_rng(seed + 7))
+    assert got == pytest.approx(exact, abs=0.012)  # 20,000 draws: Monte Carlo SD <= 0.0035
+
+
+def test_holm_equals_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+
+    from risk._audit_person import holm, holm_adjusted
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        p = rng.uniform(0, 0.05, rng.integers(1, 25)) ** rng.uniform(0.5, 2)
+        reject, adjusted, _, _ = multipletests(p, alpha=0.05, method="holm")
+        np.testing.assert_array_equal(holm(p, 0.05), reject)
+        np.testing.assert_allclose(holm_adjusted(p), adjusted)
+
+
+@dataclasses.dataclass(frozen=True)
+class LeakOne:
+    """A generator that ignores its table, except that a near copy of ``target`` (its ``x``
+    moved by 0.1) is written into a share ``share`` of the tables that hold it (seeded)."""
+
+    target: tuple
+    share: float
+
+    def __call__(self, table: pd.DataFrame, seed: int) -> pd.DataFrame:
+        out = ignoring(table, seed)
+        holds = (table[list(POP.columns)] == list(self.target)).all(axis=1).any()
+        if holds and np.random.default_rng(seed).random() < self.share:
+            near = list(self.target)
+            near[2] = near[2] + 0.1
+            out.iloc[0] = near
+        return out
+
+
+VULNERABLE = risk.vulnerability(TRAIN, reference=REFERENCE).sort_values(ascending=False,
+                                                                          kind="stable")
+
+
+@pytest.mark.parametrize("design", ["per_target", "shared"])
+def test_one_leaked_person_is_refused_and_named_the_worst(design):
+    # the seventh most exposed record, leaked into every table that holds it: the pooled TPR
+    # hardly moves (1 person of 12), the person's own test flags it
+    chosen = VULNERABLE.index[6]
+    res = risk.membership_audit(TRAIN, REFERENCE, LeakOne(tuple(TRAIN.loc[chosen]), 1.0),
+                                targets=12, shadows=40, shadow_size=150, design=design,
+                                random_state=21)
+    verdict = res.verdict()
+    assert verdict.refused and verdict.n_flagged == 1 and verdict.flagged == (chosen,)
+    assert verdict.worst_target == chosen == res.target_labels[6]
+    assert "significantly exposed" in verdict.reason and str(chosen) not in verdict.reason
+    assert verdict.worst_p_value < 0.05 / 12
+    # the same audit's pooled bound alone would not refuse it at a lenient limit
+    lenient = res.verdict(tpr_limit=0.5)
+    assert lenient.refused and not lenient.pooled_refused
+
+
+def test_a_generator_that_ignores_its_table_has_nobody_flagged():
+    res = risk.membership_audit(TRAIN, REFERENCE, ignoring, targets=12, shadows=40,
+                                shadow_size=150, random_state=22)
+    verdict = res.verdict(tpr_limit=1.0)
+    assert not verdict.refused and verdict.n_flagged == 0 and verdict.flagged == ()
+    assert verdict.reason.startswith("passed:") and len(verdict.target_p_values) == 12
+    assert all(0 < p <= 1 for p in verdict.target_p_values)
+    assert res.n_permutations == 12_000
+
+
+@pytest.fixture(scope="module")
+def small_audit():
+    return risk.membership_audit(TRAIN, REFERENCE, copying, targets=2, shadows=8,
+                                 shadow_size=40, random_state=0)
+
+
+@pytest.mark.parametrize(("kw", "match"), [
+    (dict(alpha=0.0), r"`alpha` must be in \(0, 1\), but got alpha=0.0"),
+    (dict(alpha=1), r"`alpha` must be in \(0, 1\)"),
+    (dict(tpr_limit=-0.1), r"`tpr_limit` must be in \(0, 1\], but got tpr_limit=-0.1"),
+    (dict(alpha="0.05"), "alpha"),
+])
+def test_bad_verdict_options_are_clean_errors(small_audit, kw, match):
+    res = small_audit
+    with pytest.raises((risk.RiskInputError, TypeError), match=match):
+        res.verdict(**kw)
+    with pytest.raises(risk.RiskInputError, match="one p-value in"):
+        risk.audit.decide([0.5], ["a", "b"], 0.01)
