@@ -168,6 +168,8 @@ def _audit_problems(a: AuditConfig) -> list[str]:
         errors.append(f"audit.jobs must be >= 0 (0: every core), got {a.jobs}")
     if not 0.0 < a.tpr_limit <= 1.0:
         errors.append(f"audit.tpr_limit must be in (0, 1], got {a.tpr_limit}")
+    if not 0.0 < a.alpha < 1.0:
+        errors.append(f"audit.alpha must be in (0, 1), got {a.alpha}")
     if a.max_minutes <= 0:
         errors.append(f"audit.max_minutes must be > 0, got {a.max_minutes}")
     errors += _backend_problems(a)

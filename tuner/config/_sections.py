@@ -43,6 +43,10 @@ class DataConfig:
                    "the config's folder: sdtypes, datetime formats; PII, id and key columns are "
                    "released as fake values")
     identifiers: tuple[str, ...] = key((), help="direct identifiers: dropped before anything else")
+    protect_k: int = key(10, help="value protection before any fit: numbers and dates beyond the "
+                                 "k-th largest or smallest training value top- or bottom-coded "
+                                 "to it, categories held by fewer than k training records merged "
+                                 "into one protected level (0: off; full synthesis only)")
     keep_as_data: tuple[str, ...] = key(
         (), help="columns found as direct identifiers (by name, content or uniqueness) that are "
                  "not: kept and synthesised as data (else refused)")
@@ -93,6 +97,8 @@ class AuditConfig:
     jobs: int = key(0, help="processes for the refits; 0: every core this process may use")
     tpr_limit: float = key(0.05, help="the upper 95 % bound of the pooled TPR at 1 % FPR a "
                                       "release may reach")
+    alpha: float = key(0.05, help="the family-wise level of the per-person test: a release "
+                                  "that exposes nobody has someone flagged at most this often")
     backend: str = key("local", help='where the refits run: "local" (jobs processes here) or '
                                      '"dask" (a Dask cluster: the scheduler below, or jobs '
                                      "local workers)")

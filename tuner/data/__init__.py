@@ -7,7 +7,8 @@ columns are released as fake values (``_metadata``), and draw those values (``_f
 the records once, seeded,
 into training, holdout and the sealed audit set; build SDV metadata that holds column names
 and sdtypes only, never a value of the data.
-Modules: ``_read``, ``_dates``, ``_identifiers``, ``_metadata``, ``_fakes``.
+top- and bottom-code extremes and merge rare categories before any fit (``_protect``).
+Modules: ``_read``, ``_dates``, ``_identifiers``, ``_metadata``, ``_fakes``, ``_protect``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from tuner.data._metadata import (
     missing_columns,
     read_metadata,
 )
+from tuner.data._protect import PROTECTED, Protection, protect
 from tuner.data._read import (
     BUILTIN,
     CATEGORY_LIMIT,
@@ -48,8 +50,9 @@ from tuner.data._read import (
 )
 
 __all__ = [
-    "BUILTIN", "CATEGORY_LIMIT", "CHOICES", "DEMO_TABLE", "REDRAWS", "STATISTICAL", "TABLE",
-    "Declared", "Split", "conflicts", "fill", "follow", "merged_formats", "missing_columns",
+    "BUILTIN", "CATEGORY_LIMIT", "CHOICES", "DEMO_TABLE", "PROTECTED", "REDRAWS", "STATISTICAL",
+    "TABLE", "Declared", "Protection", "Split", "conflicts", "fill", "follow", "merged_formats",
+    "missing_columns", "protect",
     "read_metadata", "content_reason", "ambiguous_dates",
     "detect_format", "drop_identifiers", "findings", "fingerprint", "formatted", "frame_problems",
     "metadata_for", "name_reason", "quasi_warnings", "read_builtin", "read_dates", "read_table",

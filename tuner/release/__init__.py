@@ -5,8 +5,8 @@ The trial's data made again and checked (its own data, scored in full), the rele
 the atomic export with its manifest, the report (Markdown and self-contained HTML) and its
 summary block (the figures are :mod:`tuner.release._plots`).
 Modules: ``_export``, ``_recreate``, ``_refusals``, ``_audit``, ``_audit_backend``, ``_audit_set``,
-``_manifest``, ``_report``, ``_report_audit``, ``_summary``, ``_fake_columns``, ``_plots`` (the
-release's figures).
+``_audit_verdict`` (the candidate's decision), ``_manifest``, ``_report``, ``_report_audit``,
+``_summary``, ``_fake_columns``, ``_plots`` (the release's figures).
 """
 
 from __future__ import annotations

@@ -46,9 +46,10 @@ from tuner._common import attrs
 from tuner.measures import remove_replicated_uniques
 from tuner.release import _audit_backend as audit_backend
 from tuner.release._audit_set import audit_set_check, refusal, winners_curse
+from tuner.release._audit_verdict import person_verdict, persons, refused_why
 from tuner.release._manifest import Audit
 from tuner.release._recreate import AuditOverBudget, NoFeasibleTrial, ReleaseRejected
-from tuner.release._report_audit import design_said, verdict_summary
+from tuner.release._report_audit import verdict_summary
 from tuner.scoring import Evaluation
 from tuner.search import Context, trial_params
 from tuner.synthesis import synthesize
@@ -58,8 +59,9 @@ AUDIT_SEED = 13  # the component of the study seed that seeds the audit (design 
 DP_FAMILIES = ("mst", "aim")
 NEIGHBOURS = 5  # k of the vulnerability score (Meeus et al. 2023)
 # the audit's statistics (issue 32: thresholds fixed on calibration runs, intervals clustered
-# by fit): an audit kept in a study from before them is not reused
-AUDIT_STATISTICS = 2
+# by fit; issue 44: a p-value per person): an audit kept in a study from before them is not
+# reused
+AUDIT_STATISTICS = 3
 
 
 @dataclasses.dataclass(frozen=True)
@@ -304,13 +306,16 @@ def _figures(res: risk.MembershipAuditResult) -> dict[str, Any]:
         "classifier_skipped": res.classifier_skipped, "seconds": res.seconds,
         "seed": res.random_state, "auxiliary_records": res.n_reference,
         "bandwidth": res.bandwidth,
+        "target_p_values": list(res.target_p_values), "target_labels": list(res.target_labels),
+        "permutations": res.n_permutations,
     }
 
 
-CUSTODIAN_ONLY = ("seed", "vulnerability")
+CUSTODIAN_ONLY = ("seed", "vulnerability", "target_p_values", "target_labels")
 """What the audit's figures hold that only the custodian may read (design §9.2): the audit's
-seed, from the study's secret, and the targets' vulnerability scores (with the table, a score
-singles its record out, and every target is a training record)."""
+seed, from the study's secret, the targets' vulnerability scores (with the table, a score
+singles its record out, and every target is a training record), each target's p-value of being
+exposed, and the targets' labels (their rows in the input table: who was tested)."""
 
 
 def public(audited: Audit) -> Audit:
@@ -338,15 +343,11 @@ def release_audit(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTr
                       "the sealed audit set"}
     else:
         mem = _membership(ctx, study, best, ev, planned)
-    if mem.get("ran") and mem["tpr_at_1pct_interval"][1] > a.tpr_limit:
-        lo, hi = mem["tpr_at_1pct_interval"]
-        raise ReleaseRejected(
-            f"membership audit: an intruder who knows the generator reaches a pooled TPR of "
-            f"{mem['tpr_at_1pct']:.3f} at 1% FPR on the {mem['targets']} most vulnerable "
-            f"training records (95% interval {lo:.3f}-{hi:.3f}: its upper end is above "
-            f"audit.tpr_limit = {a.tpr_limit}); largest per-target AUC {mem['max_auc']:.2f}, "
-            f"epsilon >= {mem['epsilon_lower_bound']:.2f} (delta = 0), "
-            f"{design_said(mem)}")
+    if mem.get("ran"):
+        decided = person_verdict(mem, a)
+        mem = mem | {"persons": persons(decided, mem)}
+        if decided.refused:
+            raise ReleaseRejected(refused_why(mem, decided, a.tpr_limit))
     # in partial synthesis the audit is the sealed set's check (identification risk included)
     audited = mem.get("ran") or (mem.get("partial") and check.get("available"))
     verdict = "passed" if audited else "not audited"

@@ -208,6 +208,7 @@ class Manifest(TypedDict):
     fakes: NotRequired[dict[str, Any]]
     released_columns: NotRequired[list[str]]
     metadata_file: NotRequired[str]
+    protection: dict[str, Any]
 
 
 READ_NEEDS = ("study", "trial", "synthesizer")  # what every reader needs of a manifest
@@ -303,6 +304,7 @@ def manifest(ev: Evaluation, ctx: Context, best: optuna.trial.FrozenTrial,
         "versions": versions(),
         "synthetic_file": "synthetic.csv",
         "report": report_data,
+        "protection": ctx.protection.record(),
     }
     if cfg.study.synthesize:
         out["partial"] = partial_manifest(ev, ctx)

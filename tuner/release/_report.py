@@ -107,6 +107,24 @@ def _fakes(fakes: dict[str, Any] | None) -> list[tuple[str, Any]]:
                 for c, f in fakes["columns"].items()]))]
 
 
+def _protection(protection: dict[str, Any] | None) -> list[tuple[str, Any]]:
+    """What value protection coded before any fit (counts only, never a value)."""
+    if not protection:
+        return []
+    if not protection.get("k"):
+        return [("h2", "Value protection: off"),
+                ("p", "Extremes and rare categories reached the models as they are "
+                      "(data.protect_k = 0, or partial synthesis).")]
+    rows = [{"column": c, "coded": v["coded"],
+             **{f"values changed ({part})": n for part, n in v["changed"].items()}}
+            for c, v in protection["columns"].items()]
+    return [("h2", "Value protection before any fit"),
+            ("p", f"k = {protection['k']}: {protection['method']}. The thresholds are the "
+                  "training records'; the holdout and the audit set are coded alike."
+                  + ("" if rows else " No value needed coding.")),
+            *([("table", pd.DataFrame(rows))] if rows else [])]
+
+
 def _blocks(m: Manifest) -> list[tuple[str, Any]]:
     """The report as a list of (kind, content): h1, h2, p, pre, table (DataFrame), img (file)."""
     r, trial = m["report"], m["trial"]
@@ -136,6 +154,7 @@ def _blocks(m: Manifest) -> list[tuple[str, Any]]:
         ], columns=["", "value"])),
         *_selection(m.get("selection")),
         *_fakes(m.get("fakes")),
+        *_protection(m.get("protection")),
         ("h2", "Decision: every constraint"),
         ("table", pd.DataFrame([{"constraint (passes when <= 0)": k,
                                  "value": f"{v['value']:+.4f}",

@@ -28,6 +28,29 @@ def design_said(mem: dict[str, Any]) -> str:
     return design
 
 
+def persons_said(mem: dict[str, Any]) -> str:
+    """The per-person test in words: how many people were tested and flagged, at which level
+    (never who)."""
+    persons = mem.get("persons")
+    if not persons:
+        return "no per-person test recorded"
+    flagged = persons["flagged"]
+    return (f"tested one by one, {'none' if not flagged else flagged} of the "
+            f"{persons['tested']} {'was' if flagged == 1 else 'were'} significantly exposed "
+            f"(family-wise level {persons['alpha']:.0%}, Holm)")
+
+
+def epsilon_said(mem: dict[str, Any]) -> str:
+    """The empirical epsilon as it is: a positive bound, or no evidence at this power (never
+    ">= 0.00", which reads as "no leak")."""
+    bound, ceiling = mem["epsilon_lower_bound"], mem.get("epsilon_ceiling", math.nan)
+    if bound > 0:
+        return (f"empirical epsilon >= {bound:.2f} (delta = 0, 95% confidence; these settings "
+                f"cannot show more than {ceiling:.2f})")
+    return (f"no evidence of a positive epsilon at this power (delta = 0; these settings can "
+            f"show at most {ceiling:.2f})")
+
+
 def verdict_summary(verdict: str, check: dict[str, Any], mem: dict[str, Any],
                     limit: float) -> str:
     """The audit's verdict in one paragraph (the manifest's ``audit.summary``)."""
@@ -38,10 +61,8 @@ def verdict_summary(verdict: str, check: dict[str, Any], mem: dict[str, Any],
             f"an intruder who knows the generator detected the {mem['targets']} most exposed "
             f"people in {mem['tpr_at_1pct']:.1%} of the shadow releases trained on them, at a "
             f"1% false-positive rate fixed on other shadow releases (95% interval "
-            f"{lo:.1%}-{hi:.1%}; limit {limit:.0%}); largest per-target AUC "
-            f"{mem['max_auc']:.2f}; empirical epsilon >= {mem['epsilon_lower_bound']:.2f} "
-            f"(delta = 0; these settings cannot show more than "
-            f"{mem.get('epsilon_ceiling', math.nan):.2f}); {design_said(mem)}")
+            f"{lo:.1%}-{hi:.1%}; limit {limit:.0%}); {persons_said(mem)}; largest per-target "
+            f"AUC {mem['max_auc']:.2f}; {epsilon_said(mem)}; {design_said(mem)}")
     elif mem.get("partial") and check.get("identification"):
         ident = check["identification"]
         members, others = ident["members"], ident["non_members"]
@@ -97,12 +118,19 @@ def _membership(a: Audit) -> list[tuple[str, Any]]:
          f"upper bound <= {a['tpr_limit']}"),
         ("pooled TPR at 10 % FPR", f"{_pct(mem['tpr_at_10pct'])} [{_pct(lo10)}, {_pct(hi10)}]",
          ""),
+        *([("people tested one by one (an exact randomisation test each, Holm)",
+            f"{mem['persons']['flagged']} of {mem['persons']['tested']} significantly exposed",
+            f"nobody, at family-wise level {mem['persons']['alpha']:g}")]
+          if mem.get("persons") else []),
         ("per-target AUC (attack chosen on calibration runs)",
          f"most exposed {mem['max_auc']:.3f}, median {mem['median_auc']:.3f}", ""),
         *([("diagnostic: per-target AUC of the best of the three attacks",
             f"largest {max(best):.3f}, median {float(pd.Series(best).median()):.3f}",
             "chosen after seeing the test runs: biased upwards")] if best else []),
-        ("empirical epsilon lower bound", f"{mem['epsilon_lower_bound']:.3f}" + claim,
+        ("empirical epsilon lower bound", (f"{mem['epsilon_lower_bound']:.3f}"
+                                           if mem["epsilon_lower_bound"] > 0 else
+                                           "no evidence of a positive epsilon at this power")
+         + claim,
          "ln(TPR lower / FPR upper) at 1 % FPR (Jagielski et al. 2020), delta = 0"
          + (f"; the most these settings can show is {ceiling:.2f}" if math.isfinite(ceiling)
             else "")),

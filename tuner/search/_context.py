@@ -19,6 +19,7 @@ from tuner.config import (
 )
 from tuner.data import (
     Declared,
+    Protection,
     Split,
     ambiguous_dates,
     conflicts,
@@ -28,6 +29,7 @@ from tuner.data import (
     frame_problems,
     merged_formats,
     missing_columns,
+    protect,
     read_dates,
     read_metadata,
     read_table,
@@ -63,6 +65,8 @@ class Context:
     progress: bool = True  # progress bars on long work (the release audit); --no-progress: off
     # the study's secret (tuner.search._secret); None: public seeds. Never in a repr/traceback
     secret: int | None = dataclasses.field(default=None, repr=False)
+    # what value protection coded before any fit (tuner.data.protect; names and counts only)
+    protection: Protection = dataclasses.field(default_factory=lambda: Protection(0, {}))
 
     @property
     def output(self) -> Path:
@@ -187,10 +191,22 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
     sp = split(frame, train_fraction=cfg.data.train_fraction,
                seed=split_seed(cfg.study.seed, secret), stratify=cfg.data.stratify,
                audit_fraction=audit)
+    sp, protection = _protected(cfg, sp)
     a = cfg.audit
     if a.enabled and sp.has_audit and a.targets > len(sp.train):
         raise ConfigError(f"audit.targets = {a.targets} is more than the {len(sp.train)} "
                           "training records; attack at most that many (the default is 20)")
     return Context(cfg, frame, sp, storage, cfg.study.mlflow_uri or local_uri(out),
                    fp, date_formats=date_formats, secret=secret, declared=declared, pii=pii,
-                   order=order, codes_as_text=codes)
+                   order=order, codes_as_text=codes, protection=protection)
+
+
+def _protected(cfg: Config, sp: Split) -> tuple[Split, Protection]:
+    """The split with value protection applied (:mod:`tuner.data._protect`): full synthesis
+    only (partial synthesis releases each record's kept columns as they are)."""
+    if cfg.study.synthesize or cfg.data.protect_k <= 0:
+        return sp, Protection(0, {})
+    frames = {"train": sp.train, "holdout": sp.holdout, "audit": sp.audit}
+    coded, protection = protect(frames, cfg.data.protect_k)
+    return dataclasses.replace(sp, train=coded["train"], holdout=coded["holdout"],
+                               audit=coded["audit"]), protection

@@ -120,8 +120,18 @@ def test_release_carries_the_audit_and_split_json_is_the_owners_alone(tmp_path):
     assert mem["design"] == "per_target" and mem["design_why"].startswith("audit.design = 'auto'")
     assert mem["target_auc"] == [mem["attack_auc"][a][t]
                                  for t, a in enumerate(mem["selected_attack"])]
-    assert "cannot show more than" in audit["summary"] and "delta = 0" in audit["summary"]
+    assert "can show at most" in audit["summary"] and "delta = 0" in audit["summary"]
     assert "attack chosen on calibration runs" in report and "delta = 0" in report
+    # the per-person verdict: public counts, the custodian's who and how exposed (issue 44)
+    assert mem["persons"]["tested"] == 2 and mem["persons"]["flagged"] == 0
+    assert mem["persons"]["alpha"] == 0.05
+    assert "tested one by one, none of the 2 were significantly exposed" in audit["summary"]
+    assert "0 of 2 significantly exposed" in report
+    assert not {"target_p_values", "target_labels", "vulnerability", "seed"} & set(mem)
+    kept = json.loads((out / "seeds.json").read_text())
+    (entry,) = kept["studies"].values() if "studies" in kept else (kept,)
+    custodian = json.dumps(entry)
+    assert "audit_target_p_values" in custodian and "audit_target_labels" in custodian
     split_file = out / "split.json"
     assert stat.S_IMODE(os.stat(split_file).st_mode) == 0o600
     rows = json.loads(split_file.read_text())

@@ -22,7 +22,7 @@ import tuner.synthesis._synthesizers as synthesizers_module
 from tests.tuner.conftest import NO_AUDIT, assert_no_real_records, write_config
 from tuner import config
 from tuner.cli import main
-from tuner.data import read_builtin
+from tuner.data import protect, read_builtin
 from tuner.release._export import NoFeasibleTrial, export
 from tuner.search._budget import (
     budget_used,
@@ -95,15 +95,19 @@ def test_every_synthesizer_end_to_end_release_and_no_real_records(tmp_path):
     synthetic = pd.read_csv(folder / manifest["synthetic_file"])
     assert list(synthetic.columns) == E2E_COLUMNS
     mem = manifest["membership"]
+    # the trials saw the data after value protection: coded again from the manifest's k
+    coded, _ = protect({"train": data.iloc[split_rows["train_rows"]].reset_index(drop=True),
+                        "holdout": data.iloc[split_rows["holdout_rows"]].reset_index(drop=True)},
+                       manifest["protection"]["k"])
+    assert manifest["protection"]["k"] == 10 and manifest["protection"]["columns"]
     again = risk.membership_disclosure(
-        data.iloc[split_rows["train_rows"]], data.iloc[split_rows["holdout_rows"]], synthetic,
+        coded["train"], coded["holdout"], synthetic,
         population_size=manifest["data"]["population_size"],
         hamming_threshold=int(mem["hamming_threshold"]), repeats=int(mem["repeats"]),
         numeric_bins=manifest["config"]["numeric_bins"], random_state=int(mem["random_state"]))
     assert again.m == pytest.approx(manifest["metrics"]["m"], abs=1e-9)
     # the gate: no released record copies a record unique in the training data
-    train = data.iloc[split_rows["train_rows"]]
-    assert risk.exact_copies(train, synthetic).train_unique_copies == 0
+    assert risk.exact_copies(coded["train"], synthetic).train_unique_copies == 0
 
     client, runs = _child_runs(cfg)
     assert all(r.info.status == "FINISHED" for r in runs)
@@ -358,9 +362,15 @@ def test_release_scores_dcr_in_full_and_refuses_a_trial_that_fails_then(tmp_path
     from tuner.measures import _gate as gate
     from tuner.scoring._evaluation import Evaluation
 
-    # public seeds: the split on which two trials are feasible and one fails DCR in full
-    path = write_config(tmp_path, n_trials=4, synthesizers=("cart",), public_seed=True)
-    cfg = config.load(path)
+    def unprotected(path: Path) -> Path:  # the seeded outcome is of the data as they are
+        path.write_text(path.read_text().replace("train_fraction = 0.5",
+                                                 "train_fraction = 0.5\nprotect_k = 0"))
+        return path
+
+    # public seeds: the split on which two trials are feasible and one fails DCR in full (value
+    # protection off)
+    cfg = config.load(unprotected(write_config(tmp_path, n_trials=4, synthesizers=("cart",),
+                                               public_seed=True)))
     monkeypatch.setattr(gate, "DCR_SAMPLE", 40)
     calls = []
     real_dcr = risk.distance_to_closest_record
@@ -388,8 +398,9 @@ def test_release_scores_dcr_in_full_and_refuses_a_trial_that_fails_then(tmp_path
     # by the release) or, scored in full, pass DCR under the limit the trial ran with but not a
     # stricter one; the export stops and refuses nothing
     for stricter, name in (("copy_limit = 0.0", "'copies'"), ("dcr_limit = 0.0", "'dcr'")):
-        changed = config.load(write_config(tmp_path, n_trials=4, synthesizers=("cart",),
-                                           extra_risk=stricter))
+        changed = config.load(unprotected(write_config(tmp_path, n_trials=4,
+                                                       synthesizers=("cart",),
+                                                       extra_risk=stricter)))
         with pytest.raises(NoFeasibleTrial, match=f"{name}.*were they changed since"):
             export(prepare(changed), study)
     # the re-created data are not the trial's (another fingerprint): the export stops, even

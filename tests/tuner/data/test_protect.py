@@ -1,0 +1,122 @@
+"""Value protection before any fit (tuner.data._protect): top- and bottom-coding at the k-th
+training value and rare categories merged, against a slow loop; the rules are the training
+records', applied to every part of the split; the record holds counts, never a value."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.examples import examples
+from tuner.data import PROTECTED, protect
+
+
+def _slow(train: pd.DataFrame, other: pd.DataFrame, k: int) -> pd.DataFrame:
+    """The docstring's rules, one value at a time."""
+    out = other.copy().astype(object)
+    for c in train.columns:
+        col = train[c]
+        if pd.api.types.is_numeric_dtype(col):
+            present = sorted(v for v in col if v == v)
+            if len(present) < 2 * k:
+                continue
+            low, high = present[k - 1], present[-k]
+            for i, v in enumerate(other[c]):
+                if v == v and v < low:
+                    out.iloc[i, out.columns.get_loc(c)] = low
+                elif v == v and v > high:
+                    out.iloc[i, out.columns.get_loc(c)] = high
+        else:
+            counts = {}
+            for v in col:
+                if v is not None and v == v:
+                    counts[v] = counts.get(v, 0) + 1
+            rare = {v for v, n in counts.items() if n < k}
+            if not rare:
+                continue
+            held = sum(counts[v] for v in rare)
+            missing = sum(1 for v in col if v is None or v != v)
+            to_missing = held < k and held + missing >= k
+            if held < k and not to_missing:
+                common = sorted((n, i, v) for i, (v, n) in enumerate(counts.items()) if n >= k)
+                if common:
+                    rare.add(common[0][2])
+            for i, v in enumerate(other[c]):
+                if v in rare:
+                    out.iloc[i, out.columns.get_loc(c)] = None if to_missing else PROTECTED
+    return out
+
+
+@st.composite
+def tables(draw):
+    n = draw(st.integers(4, 40))
+    def column(values):
+        return draw(st.lists(st.sampled_from(values), min_size=n, max_size=n))
+    frame = pd.DataFrame({"x": column([0.0, 1.0, 2.5, 3.0, 10.0, np.nan]),
+                          "i": column([1, 2, 3, 4, 5, 6, 7, 100]),
+                          "c": column(["a", "a", "a", "b", "b", "c", "d", None])})
+    return frame.iloc[: n // 2 + 1].reset_index(drop=True), frame.iloc[n // 2 + 1:].reset_index(
+        drop=True), draw(st.integers(1, 5))
+
+
+@settings(max_examples=examples(80), deadline=None)
+@given(tables())
+def test_protection_equals_a_slow_loop_on_every_part(case):
+    train, holdout, k = case
+    coded, record = protect({"train": train, "holdout": holdout}, k)
+    for name, frame in (("train", train), ("holdout", holdout)):
+        want = _slow(train, frame, k)
+        got = coded[name].astype(object)
+        for c in frame.columns:
+            for g, w in zip(got[c], want[c], strict=True):
+                assert (g != g and (w is None or w != w)) or g == w or (g is None and w is None), \
+                    (name, c, list(got[c]), list(want[c]))
+    # the record: counts only, equal to the values that changed
+    for c, said in record.columns.items():
+        for name, frame in (("train", train), ("holdout", holdout)):
+            before, after = frame[c].astype(object), coded[name][c].astype(object)
+            changed = sum(1 for b, a in zip(before, after, strict=True)
+                          if not (b == a or (b != b and a != a) or (b is None and a is None)))
+            assert said["changed"].get(name, 0) == changed
+
+
+def test_adult_with_an_added_person_keeps_none_of_its_rare_values():
+    from tuner.data import read_builtin
+    adult = read_builtin("builtin:adult")
+    person = adult.iloc[[0]].copy()
+    person["age"] = adult["age"].max() + 20
+    person["occupation"] = "Astronaut"
+    person["capital_gain"] = adult["capital_gain"].max() * 10
+    train = pd.concat([adult.iloc[:2500], person], ignore_index=True)
+    coded, record = protect({"train": train, "holdout": adult.iloc[2500:4000]}, 5)
+    out = coded["train"]
+    assert "Astronaut" not in set(out["occupation"])
+    for c in ("age", "capital_gain"):
+        fifth = np.sort(train[c].dropna().to_numpy())[-5]
+        assert out[c].max() <= fifth
+        assert (out[c] == fifth).sum() >= 5  # the top value is held by k records at least
+    text = json.dumps(record.record())
+    assert "Astronaut" not in text and str(person["capital_gain"].iloc[0]) not in text
+    assert record.columns["occupation"]["changed"]["train"] >= 1
+    # dtypes kept: integers stay integers, the release writes them so
+    assert out["age"].dtype == train["age"].dtype
+
+
+def test_dates_are_coded_at_the_kth_date_and_booleans_left_alone():
+    days = pd.to_datetime(pd.Series(["1900-01-01"] + [f"1990-01-{d:02d}" for d in range(1, 21)]
+                                    + ["2090-01-01"]))
+    train = pd.DataFrame({"d": days, "b": [True] + [False] * 21})
+    coded, record = protect({"train": train}, 3)
+    assert coded["train"]["d"].min() == pd.Timestamp("1990-01-02")
+    assert coded["train"]["d"].max() == pd.Timestamp("1990-01-19")
+    assert coded["train"]["b"].tolist() == train["b"].tolist() and "b" not in record.columns
+
+
+def test_k_zero_is_off():
+    train = pd.DataFrame({"x": [1.0, 2.0, 1e9], "c": ["a", "a", "z"]})
+    coded, record = protect({"train": train}, 0)
+    assert coded["train"].equals(train) and record.columns == {} and record.k == 0

@@ -1,0 +1,144 @@
+"""Value protection before any fit: top- and bottom-coding, and rare categories merged.
+
+The gate and the audit judge what a model learned; a real value can also reach the release
+around the model. Every family reads a numeric column's range from its training data (SDV's
+``enforce_min_max_values``, the DP families' bins) and CART samples real leaf values, so the
+largest income or the only person born in a country is released as it is, and its presence in
+a release tells who was in the training data (a generator learns a category only when someone
+in its data holds it). Statistics offices code such values before anything is published:
+top- and bottom-coding and the suppression of rare categories (Hundepool et al.,
+*Statistical Disclosure Control*, Wiley 2012, sections 3.4.3-3.4.4; sdcMicro's
+``topBotCoding`` and ``localSuppression``).
+
+Here, with ``k = [data] protect_k`` (10 by default, docs/audit.md says why; 0 switches it off),
+before the split reaches any synthesiser:
+
+* **numbers and dates**: a value above the ``k``-th largest training value is set to it, one
+  below the ``k``-th smallest to that (so the most extreme value a model can see is held by at
+  least ``k`` training records);
+* **categories** (text columns): a category held by fewer than ``k`` training records becomes
+  one protected level, :data:`PROTECTED`. When the rare categories together are still held by
+  fewer than ``k`` training records, the protected level would itself single them out: they are
+  then set missing where the column's missing values and they make ``k`` or more (local
+  suppression, sdcMicro's ``localSuppression``), else merged with the least frequent category
+  held by ``k`` or more, so that no level of fewer than ``k`` people is left.
+
+The thresholds are the training records' (the data the models see); the same coding is applied
+to the holdout and the audit set, so that every measure compares like with like. Booleans and
+missing values are left as they are. The record (:class:`Protection`) names the columns and how
+many values changed, never a value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import risk
+
+PROTECTED = "(protected: rare)"  # the level rare categories are merged into
+
+
+@dataclasses.dataclass(frozen=True)
+class ColumnRule:
+    """One column's coding, fixed on the training records: ``low``/``high`` (numbers and
+    dates: the ``k``-th smallest and largest training values) or ``merged`` (categories)."""
+
+    column: str
+    kind: str  # "range" or "categories"
+    low: Any = None
+    high: Any = None
+    merged: frozenset[Any] = frozenset()
+    to_missing: bool = False  # the rare categories are set missing (local suppression)
+
+    def apply(self, values: pd.Series) -> tuple[pd.Series, int]:
+        """The coded column and how many of its values changed."""
+        if self.kind == "range":
+            low_hit = (values < self.low).fillna(False).to_numpy(dtype=bool)
+            high_hit = (values > self.high).fillna(False).to_numpy(dtype=bool)
+            out = values.mask(low_hit, self.low).mask(high_hit, self.high)
+            return out.astype(values.dtype), int(low_hit.sum() + high_hit.sum())
+        hit = values.isin(self.merged).to_numpy(dtype=bool)
+        out = values.astype(object).where(~hit, None if self.to_missing else PROTECTED)
+        return out, int(hit.sum())
+
+
+@dataclasses.dataclass(frozen=True)
+class Protection:
+    """What was protected: ``k``, and per column what was done and how many training, holdout
+    and audit values changed (never the values)."""
+
+    k: int
+    columns: dict[str, dict[str, Any]]
+
+    def record(self) -> dict[str, Any]:
+        """The manifest's ``protection`` entry."""
+        return {"k": self.k, "columns": self.columns,
+                "method": "numbers and dates beyond the k-th largest or smallest training value "
+                          "top- or bottom-coded to it; categories held by fewer than k training "
+                          f"records merged into {PROTECTED!r}; before any fit"}
+
+
+def _range_rule(column: str, values: pd.Series, k: int) -> ColumnRule | None:
+    present = values.dropna()
+    if present.size < 2 * k:  # too few values to code either end
+        return None
+    ordered = np.sort(present.to_numpy())
+    return ColumnRule(column, "range", low=ordered[k - 1], high=ordered[-k])
+
+
+def _category_rule(column: str, values: pd.Series, k: int) -> ColumnRule | None:
+    counts = values.dropna().value_counts()
+    rare = counts[counts < k]
+    if rare.empty:
+        return None
+    merged = set(rare.index)
+    if int(rare.sum()) < k:  # the protected level alone would single them out
+        if int(rare.sum()) + int(values.isna().sum()) >= k:
+            return ColumnRule(column, "categories", merged=frozenset(merged), to_missing=True)
+        common = counts[counts >= k]  # the least frequent category held by k or more
+        if not common.empty:
+            merged.add(common.sort_values(kind="stable").index[0])
+    return ColumnRule(column, "categories", merged=frozenset(merged))
+
+
+def rules(train: pd.DataFrame, k: int) -> list[ColumnRule]:
+    """Each column's coding, fixed on ``train`` (module docstring)."""
+    out: list[ColumnRule] = []
+    for column in train.columns:
+        values = train[column]
+        if pd.api.types.is_bool_dtype(values):
+            continue
+        kind = risk.column_kind(values)
+        rule = (_range_rule(str(column), values, k) if kind in ("numeric", "datetime")
+                else _category_rule(str(column), values, k))
+        if rule is not None:
+            out.append(rule)
+    return out
+
+
+def protect(frames: dict[str, pd.DataFrame], k: int) -> tuple[dict[str, pd.DataFrame],
+                                                                Protection]:
+    """``frames`` (``train`` first, then the holdout and the audit set) coded by the rules of
+    ``frames["train"]`` (module docstring); ``k = 0`` returns them as they are."""
+    if k <= 0:
+        return frames, Protection(0, {})
+    found = rules(frames["train"], k)
+    out = {name: frame.copy() for name, frame in frames.items()}
+    said: dict[str, dict[str, Any]] = {}
+    for rule in found:
+        changed = {}
+        for name, frame in out.items():
+            if rule.column in frame.columns and len(frame):
+                frame[rule.column], changed[name] = rule.apply(frame[rule.column])
+        if not any(changed.values()):
+            continue
+        said[rule.column] = ({"coded": "top and bottom", "changed": changed}
+                             if rule.kind == "range" else
+                             {"coded": "rare categories set missing" if rule.to_missing else
+                                       "rare categories merged",
+                              "categories_merged": len(rule.merged), "changed": changed})
+    return out, Protection(k, said)

@@ -1,0 +1,48 @@
+"""The release audit's decision on a candidate (:mod:`tuner.release._audit`): the library's one
+rule (:func:`risk.audit.decide`) at the config's ``tpr_limit`` and ``alpha``, and what the
+public files and a refusal say of it: how many people were tested and flagged, never who."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import risk
+from tuner.release._report_audit import design_said
+
+
+def person_verdict(mem: dict[str, Any], a: Any) -> risk.AuditVerdict:
+    """The audit's decision (:func:`risk.audit.decide`, the rule of
+    :meth:`risk.MembershipAuditResult.verdict`) on the figures of an audit that ran, at the
+    config's ``tpr_limit`` and ``alpha``."""
+    return risk.audit.decide(mem["target_p_values"], mem["target_labels"],
+                             mem["tpr_at_1pct_interval"][1], tpr_limit=a.tpr_limit,
+                             alpha=a.alpha)
+
+
+def persons(verdict: risk.AuditVerdict, mem: dict[str, Any]) -> dict[str, Any]:
+    """What the public files say of the per-person test: how many were tested and flagged,
+    at which level, by which test; never who, nor any one person's p-value."""
+    return {"tested": verdict.n_tested, "flagged": verdict.n_flagged, "alpha": verdict.alpha,
+            "permutations": mem.get("permutations"),
+            "test": "an exact randomisation test per person (its runs' membership permuted "
+                    "within the calibration and test halves), Holm's step-down over the "
+                    "people tested"}
+
+
+def refused_why(mem: dict[str, Any], decided: risk.AuditVerdict, limit: float) -> str:
+    """A refused candidate's reason, in public words: how many people were flagged, never
+    who."""
+    parts = []
+    if decided.pooled_refused:
+        lo, hi = mem["tpr_at_1pct_interval"]
+        parts.append(f"an intruder who knows the generator reaches a pooled TPR of "
+                     f"{mem['tpr_at_1pct']:.3f} at 1% FPR on the {mem['targets']} most "
+                     f"vulnerable training records (95% interval {lo:.3f}-{hi:.3f}: its upper "
+                     f"end is above audit.tpr_limit = {limit})")
+    if decided.n_flagged:
+        parts.append(f"{decided.n_flagged} of the {decided.n_tested} people tested "
+                     f"{'is' if decided.n_flagged == 1 else 'are'} significantly exposed, each "
+                     f"by a test of its own (Holm, family-wise level audit.alpha = "
+                     f"{decided.alpha:g})")
+    return (f"membership audit: {'; and '.join(parts)}; largest per-target AUC "
+            f"{mem['max_auc']:.2f}, {design_said(mem)}")
