@@ -32,7 +32,9 @@ empirical epsilon lower bound and LiRA's per-target calibration.
 * **Epsilon lower bound** (Jagielski, Ullman & Oprea, "Auditing differentially private machine
   learning", NeurIPS 2020, section 3): a mechanism that is epsilon-DP (delta = 0) admits no
   test with ``TPR > exp(epsilon) FPR``; with the interval bounds, ``epsilon >= ln(TPR_lower /
-  FPR_upper)``, reported as 0 when that is not positive. This is for ``delta = 0``; an
+  FPR_upper)``, and in the other direction ``ln(TNR_lower / FNR_upper)`` (a DP mechanism
+  bounds both), the larger reported, 0 when neither is positive; the two read the same two
+  one-sided 97.5 % bounds, so the bound holds at 95 % (Bonferroni). This is for ``delta = 0``; an
   ``(epsilon, delta)``-DP mechanism admits ``TPR <= exp(epsilon) FPR + delta`` (Kairouz, Oh &
   Viswanath, ICML 2015, Theorem 2.1), so ``epsilon >= ln((TPR_lower - delta) / FPR_upper)``. The
   game is replace-one (a member table and a non-member table differ in one record replaced);
@@ -80,13 +82,22 @@ def auc(scores: np.ndarray, labels: np.ndarray) -> float:
     return float(roc_auc_score(labels, scores))
 
 
-def epsilon_lower_bound(tpr_low: float, fpr_high: float, delta: float = 0.0) -> float:
-    """``max(0, ln((tpr_low - delta) / fpr_high))`` (Jagielski et al. 2020; ``delta`` as in
-    Kairouz et al. 2015, module docstring)."""
-    gain = tpr_low - delta
-    if gain <= 0.0 or fpr_high <= 0.0:
+def _one_direction(hit_low: float, false_high: float, delta: float) -> float:
+    gain = hit_low - delta
+    if gain <= 0.0 or false_high <= 0.0:
         return 0.0 if gain <= 0.0 else math.inf
-    return max(0.0, math.log(gain / fpr_high))
+    return max(0.0, math.log(gain / false_high))
+
+
+def epsilon_lower_bound(tpr_low: float, fpr_high: float, delta: float = 0.0) -> float:
+    """The larger of the two directions of the DP inequality at one threshold (Jagielski et
+    al. 2020; Kairouz et al. 2015, module docstring): ``ln((TPR_lower - delta) / FPR_upper)``
+    and ``ln((TNR_lower - delta) / FNR_upper)``, with ``TNR_lower = 1 - FPR_upper`` and
+    ``FNR_upper = 1 - TPR_lower``; 0 when neither is positive. Both read the same two bounds,
+    each one side of a 95 % interval (97.5 % one-sided), so by Bonferroni the bound holds with
+    at least 95 % confidence."""
+    return max(_one_direction(tpr_low, fpr_high, delta),
+               _one_direction(1.0 - fpr_high, 1.0 - tpr_low, delta))
 
 
 def null_z(calibration: np.ndarray, labels: np.ndarray, scores: np.ndarray) -> np.ndarray:

@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 import risk
 from experiments.datasets import read_adult
@@ -246,15 +247,16 @@ def summarize(paths: list[Path], out: Path = TABLE) -> str:
                   best_attack_auc=("mean_best_attack_auc", "mean"),
                   seconds=("seconds", "mean")).reset_index()
 
-    def se(p: float, n: int) -> str:
-        return f"{p:.3f} ± {1.96 * math.sqrt(max(p * (1 - p), 1e-12) / n):.3f}"
+    def se(p: float, n: int) -> str:  # the share with its exact (Clopper-Pearson) 95 % interval
+        ci = stats.binomtest(int(round(p * n)), n).proportion_ci(method="exact")
+        return f"{p:.3f} [{ci.low:.3f}, {ci.high:.3f}]"
 
     lines = ["# Coverage and refusals of the membership audit (simulated)", "",
              f"Adult: {N_TRAIN:,} training, {N_REFERENCE:,} reference records; shadow tables of "
              f"{int(rows['shadow_size'].iloc[0]):,}; limit {rows['limit'].iloc[0]:g} on the "
              "upper end of the pooled TPR at 1 % FPR. `python -m "
-             "experiments.release_audit.calibration`. ± is the 95 % Monte Carlo margin of "
-             "the share over the audits.", "",
+             "experiments.release_audit.calibration`. [a, b] is the exact (Clopper-Pearson) "
+             "95 % interval of the share over the audits.", "",
              "## Coverage of the 95 % interval of the pooled TPR at 1 % FPR", "",
              "| setting (K x R) | design | generator | audits | true TPR | true FPR | coverage "
              "(Korn-Graubard, the audit's) | Clopper-Pearson, runs independent | percentile "

@@ -270,6 +270,10 @@ def test_epsilon_lower_bound_follows_jagielski():
     assert epsilon_lower_bound(0.0, 0.0) == 0.0
     # (epsilon, delta)-DP: TPR <= e^epsilon FPR + delta (Kairouz et al. 2015)
     assert epsilon_lower_bound(0.5, 0.05, delta=0.1) == pytest.approx(math.log(8))
+    # the other direction: TNR_lower / FNR_upper, larger when nearly every member is caught
+    # at a high false-positive rate (TPR 0.99, FPR 0.4: ln(0.6 / 0.01), not ln(0.99 / 0.4))
+    assert epsilon_lower_bound(0.99, 0.4) == pytest.approx(math.log(0.6 / 0.01))
+    assert epsilon_lower_bound(0.5, 0.05) == pytest.approx(math.log(10))  # first direction
 
 
 def test_null_z_standardises_by_the_non_members_calibration_scores():

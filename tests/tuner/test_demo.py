@@ -134,8 +134,8 @@ def test_demo_prints_the_summary_block_of_its_report(tmp_path, capsys):
     # M's confidence interval, called one, with its level and what it covers (issue 34)
     mem = manifest["membership"]
     assert (f"95% confidence interval for M: {mem['m_ci_low']:.4f} to {mem['m_ci_high']:.4f}; "
-            "it covers the M that this attack on the whole population would give in 95% of "
-            "releases") in said
+            "over the draw of the holdout and of the attack sets, for this release, these bins "
+            "and N (the release was chosen on the same holdout)") in said
     assert "Spread over attack sets (not a confidence interval)" in said
     audit = manifest["audit"]  # the demo's release is audited, and the block says the verdict
     assert audit["membership"]["ran"] and audit["verdict"] == "passed"

@@ -39,10 +39,10 @@ import joblib
 import numpy as np
 import optuna
 import pandas as pd
-from tqdm import tqdm
 
 import risk
 from tuner._common import attrs
+from tuner._common.progress import shown
 from tuner.measures import remove_replicated_uniques
 from tuner.release import _audit_backend as audit_backend
 from tuner.release._audit_set import audit_set_check, refusal, winners_curse
@@ -256,22 +256,13 @@ def _membership(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTria
           f"{min(chosen.jobs, chosen.fits)} process(es); about {_minutes(chosen.seconds)} "
           f"(one fit took {chosen.pilot_seconds:.2f} s); design chosen by {chosen.why}",
           flush=True)
-    # off with --no-progress, and where the output is not a terminal (a log file)
-    bar = tqdm(total=chosen.fits, desc="audit fits", unit="fit", dynamic_ncols=True,
-               disable=None if ctx.progress else True)
-
-    def progress(done: int, total: int) -> None:
-        bar.n = done
-        bar.refresh()
-
-    try:
-        with audit_backend.running(a, min(chosen.jobs, chosen.fits)) as jobs:
-            res = risk.membership_audit(
-                ctx.split.train, ctx.split.holdout, family, targets=_targets(ctx),
-                shadows=a.shadows, shadow_size=size, design=chosen.design,
-                n_jobs=jobs, progress=progress, random_state=seed)
-    finally:
-        bar.close()
+    # a bar on a terminal, a line every tenth in a log file; off with --no-progress
+    with shown(chosen.fits, what="audit fits", unit="fit", enabled=ctx.progress) as progress, \
+            audit_backend.running(a, min(chosen.jobs, chosen.fits)) as jobs:
+        res = risk.membership_audit(
+            ctx.split.train, ctx.split.holdout, family, targets=_targets(ctx),
+            shadows=a.shadows, shadow_size=size, design=chosen.design,
+            n_jobs=jobs, progress=progress, random_state=seed)
     out = _figures(res) | {"ran": True, "estimated_seconds": chosen.seconds,
                            "pilot_fit_seconds": chosen.pilot_seconds,
                            "jobs": min(chosen.jobs, chosen.fits), "design_why": chosen.why,

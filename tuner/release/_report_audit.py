@@ -45,8 +45,9 @@ def epsilon_said(mem: dict[str, Any]) -> str:
     ">= 0.00", which reads as "no leak")."""
     bound, ceiling = mem["epsilon_lower_bound"], mem.get("epsilon_ceiling", math.nan)
     if bound > 0:
-        return (f"empirical epsilon >= {bound:.2f} (delta = 0, 95% confidence; these settings "
-                f"cannot show more than {ceiling:.2f})")
+        return (f"empirical epsilon >= {bound:.2f} for replace-one neighbours, >= "
+                f"{bound / 2:.2f} for add/remove-one (delta = 0, 95% confidence, both "
+                f"directions of the test; these settings can show at most {ceiling:.2f})")
     return (f"no evidence of a positive epsilon at this power (delta = 0; these settings can "
             f"show at most {ceiling:.2f})")
 
@@ -131,7 +132,9 @@ def _membership(a: Audit) -> list[tuple[str, Any]]:
                                            if mem["epsilon_lower_bound"] > 0 else
                                            "no evidence of a positive epsilon at this power")
          + claim,
-         "ln(TPR lower / FPR upper) at 1 % FPR (Jagielski et al. 2020), delta = 0"
+         "the larger of ln(TPR lower / FPR upper) and ln(TNR lower / FNR upper) at 1 % FPR "
+         "(Jagielski et al. 2020), delta = 0, replace-one neighbours (half of it for "
+         "add/remove-one), at 95 % confidence (the two one-sided 97.5 % bounds, Bonferroni)"
          + (f"; the most these settings can show is {ceiling:.2f}" if math.isfinite(ceiling)
             else "")),
     ]

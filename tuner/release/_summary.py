@@ -94,10 +94,11 @@ def _interval_lines(m: Manifest, spread: str) -> list[str]:
     lines = []
     if all(map(math.isfinite, (low, high, level))):
         lines.append(
-            f"  {level:.0%} confidence interval for M: {low:.4f} to {high:.4f}; it covers the "
-            f"M that this attack on the whole population would give in {level:.0%} of "
-            "releases" + (" (m_decision = \"upper\": its upper end must be <= "
-                          f"{_threshold(m):g} too)" if upper else ""))
+            f"  {level:.0%} confidence interval for M: {low:.4f} to {high:.4f}, over the draw of "
+            "the holdout and of the attack sets, for this release, these bins and N (the "
+            "release was chosen on the same holdout)"
+            + (f" (m_decision = \"upper\": its upper end must be <= {_threshold(m):g} too)"
+               if upper else ""))
     if spread:
         lines.append(f"  Spread over attack sets (not a confidence interval): {spread}")
     return lines

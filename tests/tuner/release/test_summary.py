@@ -50,10 +50,11 @@ def test_summary_says_m_the_ceiling_and_every_constraint_with_its_limit():
     assert "Study: 12 trials run, 8 met every constraint, 1 of them refused at release" in said
     assert "Membership disclosure M = -0.0521, must be <= 0.2: passed" in said
     assert "(an intruder holding 15 quasi-identifiers of a person, matched exactly (h = 0)" in said
-    # the confidence interval, named so, with its level and what it covers; the attack-set
-    # spread under its own name
-    assert ("95% confidence interval for M: -0.0712 to -0.0215; it covers the M that this "
-            "attack on the whole population would give in 95% of releases") in said
+    # the confidence interval, named so, with its level, what varies and what is held fixed
+    # (issue 44, item 7); the attack-set spread under its own name
+    assert ("95% confidence interval for M: -0.0712 to -0.0215, over the draw of the holdout "
+            "and of the attack sets, for this release, these bins and N (the release was "
+            "chosen on the same holdout)") in said
     assert ("Spread over attack sets (not a confidence interval): 95% of the 100 attack sets "
             "on the holdout gave -0.0960 to -0.0103") in said
     assert "m_decision" not in said
