@@ -14,7 +14,7 @@ Modules: ``_read``, ``_dates``, ``_identifiers``, ``_metadata``, ``_fakes``, ``_
 from __future__ import annotations
 
 from tuner.data._dates import ambiguous_dates, detect_format, formatted, read_dates
-from tuner.data._fakes import REDRAWS, fill
+from tuner.data._fakes import REDRAWS, fill, key_problems
 from tuner.data._identifiers import (
     CHOICES,
     content_reason,
@@ -52,7 +52,7 @@ from tuner.data._read import (
 __all__ = [
     "BUILTIN", "CATEGORY_LIMIT", "CHOICES", "DEMO_TABLE", "PROTECTED", "REDRAWS", "STATISTICAL",
     "TABLE", "Declared", "Protection", "Split", "conflicts", "fill", "follow", "merged_formats",
-    "missing_columns", "protect",
+    "key_problems", "missing_columns", "protect",
     "read_metadata", "content_reason", "ambiguous_dates",
     "detect_format", "drop_identifiers", "findings", "fingerprint", "formatted", "frame_problems",
     "metadata_for", "name_reason", "quasi_warnings", "read_builtin", "read_dates", "read_table",

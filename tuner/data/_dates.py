@@ -69,6 +69,50 @@ def detect_format(values: pd.Series) -> str | None:
     return FORMATS[best] if shares[best] >= PARSED else None
 
 
+# what reads as a date or a time to a person, in any of the forms below or others: ISO with a
+# zone (Z, +02:00), two-digit years; a column of such values that no one form reads is refused
+_LOOSE = re.compile(r"(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2}(\d{2})?)"
+                    r"([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?\s*(Z|[+-]\d{2}:?\d{2})?")
+_ZONE = re.compile(r"\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:Z|[+-]\d{2}:?\d{2})$")
+# slashes or dots only: 10-12-15 is as often a code as a date
+_SHORT_YEAR = re.compile(r"\d{1,2}[/.]\d{1,2}[/.]\d{2}")
+
+
+def mixed_forms(values: pd.Series, column: str) -> str | None:
+    """Why a text column that reads as dates to a person is not read as dates (no one form of
+    :data:`FORMATS` reads it): times with a zone, two-digit years, or several forms in one
+    column (two example values in different forms); None when it does not look like dates.
+    Read as categories, such a column would be released as real dates in mixed forms."""
+    if not (pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values)):
+        return None
+    sample = _sample(values)
+    if sample.empty or not all(isinstance(v, str) for v in sample):
+        return None
+    text = sample.str.strip()
+    if text.str.fullmatch(_LOOSE).mean() < PARSED:
+        return None
+    if (zoned := text[text.str.contains(_ZONE)]).size:
+        return (f"column {column!r} holds times with a time zone (e.g. {zoned.iloc[0]!r}), "
+                "which the tuner does not synthesise: write them in one zone without the "
+                "offset (UTC, or local time), and they are read as dates")
+    if (short := text[text.str.fullmatch(_SHORT_YEAR)]).size == text.size:
+        return (f"column {column!r} holds dates with two-digit years (e.g. {short.iloc[0]!r}), "
+                "whose century is a guess: write four-digit years, or declare the format, e.g. "
+                f'[data] dates = {{{column} = "%d/%m/%y"}} (Python reads 69-99 as 19xx)')
+    forms = {}
+    for value in text:
+        for fmt in (*FORMATS, "%d/%m/%y", "%m/%d/%y"):
+            if not pd.isna(pd.to_datetime(value, format=fmt, errors="coerce")):
+                forms.setdefault(fmt, value)
+                break
+    if len(forms) < 2:
+        return None
+    (f1, v1), (f2, v2) = list(forms.items())[:2]
+    return (f"column {column!r} holds dates in several forms ({v1!r} reads as {f1!r}, {v2!r} "
+            f"as {f2!r}): write them in one form and declare it if it is not detected, e.g. "
+            f'[data] dates = {{{column} = "{f1}"}}')
+
+
 def _parse(values: pd.Series, fmt: str, *, column: str, first_line: int) -> pd.Series:
     """``values`` parsed with ``fmt``; :class:`InputError` naming the first value that does
     not parse and its line (``first_line``: the line of the first record). Values with spaces
@@ -173,6 +217,8 @@ def read_dates(frame: pd.DataFrame, declared: dict[str, str] | None = None, *,
             formats[name] = fmt
         elif (plain := _plain(values)) is not None:
             converted[name], formats[name] = plain
+        elif (why := mixed_forms(values, name)) is not None:
+            raise InputError(why)
     if not converted:
         return frame, formats
     out = frame.copy(deep=False)  # the other columns shared, not copied (400,000 records)

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tuner.data._metadata import ID_MAX, ID_TEXT, Fake
+from tuner.data._metadata import ID_MAX, ID_TEXT, Declared, Fake
 from tuner.errors import InputError
 
 REDRAWS = 5  # further draws of the records whose fake equals a real value, before failing
@@ -93,6 +93,68 @@ def _draw(parsed: Any, n: int, rng: np.random.Generator, where: str) -> np.ndarr
             raise FakesFailed(f"{where}: the regex element {op} is not drawn by the tuner "
                               "(use characters, classes, groups, | and repeats)")
         out = out + piece
+    return out
+
+
+CAPACITY_CAP = 10**30  # "more than any table": counting stops here
+
+
+def _capacity(parsed: Any) -> int:
+    """How many distinct strings :func:`_draw` can make of ``parsed``, at most
+    :data:`CAPACITY_CAP` (repeats, branches and classes as :func:`_draw` draws them; where
+    branches or repeats can make the same string, an upper bound)."""
+    total = 1
+    for op, arg in parsed:
+        if op is sre.LITERAL or op is sre.AT:
+            count = 1
+        elif op in (sre.IN, sre.ANY):
+            count = len(_ANY) if op is sre.ANY else len(_alphabet(arg, "regex_format"))
+        elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT):
+            low, high, sub = arg
+            high = low + UNBOUNDED_EXTRA if high is sre.MAXREPEAT else high
+            one = _capacity(sub)
+            count = sum(min(one**k, CAPACITY_CAP) for k in range(low, high + 1))
+        elif op is sre.SUBPATTERN:
+            count = _capacity(arg[-1])
+        elif op is sre.BRANCH:
+            count = sum(_capacity(b) for b in arg[1])
+        else:
+            return CAPACITY_CAP  # not drawn here: drawing it says so (regex_values)
+        total = min(total * count, CAPACITY_CAP)
+    return total
+
+
+def distinct_strings(pattern: str) -> int:
+    """The number of distinct strings the fakes of ``pattern`` can take (at most
+    :data:`CAPACITY_CAP`); :data:`CAPACITY_CAP` for a pattern that does not parse (drawing it
+    says why)."""
+    try:
+        return _capacity(sre_parse.parse(pattern))
+    except (re.error, FakesFailed):
+        return CAPACITY_CAP
+
+
+def key_problems(declared: Declared, pii: pd.DataFrame, n_records: int) -> list[str]:
+    """What the metadata's keys cannot do with these data, before any trial (exit 2): a
+    ``primary_key`` whose real values repeat (it is not a key, and its fakes would be unique
+    where the real column is not), an ``id`` or key column whose ``regex_format`` allows fewer
+    distinct strings than the table has records (its fakes would repeat)."""
+    out = []
+    key = declared.primary_key
+    if key is not None and key in pii.columns:
+        repeated = int(pii[key].dropna().duplicated().sum())
+        if repeated:
+            out.append(f"data.metadata declares {key!r} the primary key, but {repeated} of its "
+                       f"values repeat one before them: a key names each record once (declare "
+                       "it as another sdtype, or remove primary_key)")
+    for column, fake in declared.fakes.items():
+        if fake.regex is None or not (fake.unique or fake.sdtype == "id"):
+            continue
+        if (room := distinct_strings(fake.regex)) < n_records:
+            out.append(f"data.metadata: column {column!r} has a regex_format that allows "
+                       f"{room:,} distinct strings, fewer than the table's {n_records:,} "
+                       "records: its fake values would repeat (give it a pattern with more "
+                       "possible strings)")
     return out
 
 

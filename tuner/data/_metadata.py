@@ -96,6 +96,7 @@ class Declared:
     formats: dict[str, str]
     fakes: dict[str, Fake]
     not_pii: tuple[str, ...] = ()
+    primary_key: str | None = None
 
 
 def _table(raw: Any, where: str) -> dict[str, Any]:
@@ -177,7 +178,8 @@ def read_metadata(path: Path) -> Declared:
         formats={c: str(m["datetime_format"]) for c, m in columns.items()
                  if m.get("sdtype") == "datetime" and "datetime_format" in m},
         fakes=fakes,
-        not_pii=tuple(c for c, m in columns.items() if m.get("pii") is False))
+        not_pii=tuple(c for c, m in columns.items() if m.get("pii") is False),
+        primary_key=table.get("primary_key"))
 
 
 def conflicts(declared: Declared, named: Mapping[str, Sequence[str]]) -> list[str]:

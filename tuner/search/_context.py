@@ -27,6 +27,7 @@ from tuner.data import (
     fingerprint,
     follow,
     frame_problems,
+    key_problems,
     merged_formats,
     missing_columns,
     protect,
@@ -142,6 +143,7 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
                                       "data.dates": list(cfg.data.dates or {})}
         raise_all(missing_columns(declared, [*order, *skipped]) + conflicts(declared, named))
         pii, frame = frame[list(declared.fakes)], frame.drop(columns=list(declared.fakes))
+        raise_all(key_problems(declared, pii, len(frame)))
     frame = apply_missing_codes(frame, cfg.data.missing_codes)
     dates = cfg.data.dates if declared is None else merged_formats(declared, cfg.data.dates)
     frame, date_formats = read_dates(frame, dates, first_line=first_line)

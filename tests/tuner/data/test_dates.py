@@ -269,3 +269,39 @@ def test_a_bad_date_stops_the_run_before_any_trial_naming_value_and_line(tmp_pat
     assert "date column 'BIRTHDATE' holds '1961-13-02' on line 59" in err
     assert not (tmp_path / "out" / "study.db").exists()
     assert not (tmp_path / "out" / "release").exists()
+
+
+# ------------------------------------------------------------------ dates no one form reads
+
+
+@pytest.mark.parametrize(("values", "said"), [
+    # one in seven day first, the rest ISO (the sweep's case): both forms named, a line to paste
+    (["2001-02-03"] * 6 + ["03/02/2001"],
+     r"column 'D' holds dates in several forms \('2001-02-03' reads as '%Y-%m-%d', "
+     r"'03/02/2001' as '%d/%m/%Y'\).*\[data\] dates = \{D = \"%Y-%m-%d\"\}"),
+    (["2001-02-03T10:00:00Z", "1999-12-31T23:59:00Z"], r"time zone \(e.g. '2001-02-03T10:00:00Z'\)"),
+    (["2001-02-03 10:00+02:00", "1999-12-31 23:59-05:00"], "time zone"),
+    (["03/02/91", "31/12/99"], r"two-digit years \(e.g. '03/02/91'\).*%d/%m/%y"),
+])
+def test_dates_no_one_form_reads_are_refused_at_read(values, said):
+    with pytest.raises(InputError, match=said):
+        read_dates(pd.DataFrame({"D": pd.Series(values, dtype=object), "x": range(len(values))}))
+
+
+def test_a_declared_two_digit_year_reads_and_codes_are_not_dates():
+    out, formats = read_dates(pd.DataFrame({"D": ["03/02/91", "31/12/99"]}),
+                              {"D": "%d/%m/%y"})
+    assert out["D"].tolist() == [pd.Timestamp("1991-02-03"), pd.Timestamp("1999-12-31")]
+    codes = pd.DataFrame({"C": ["10-12-15", "11-02-16", "a-b"]})
+    assert read_dates(codes)[0].equals(codes)  # dashes: as often a code as a date
+
+
+@pytest.mark.parametrize("name", ["adult", "acs_sample", "ce", "sd2011/sd2011_orig.csv",
+                                  "anonymeter_adult/adult_train.csv"])
+def test_no_column_of_the_shared_datasets_is_refused_as_dates(name):
+    from tests import data
+
+    frame = (pd.read_csv(data.require(name)) if "/" in name
+             else getattr(data, f"load_{name}")())
+    for col in frame.columns:
+        read_dates(frame[[col]])  # raises on a refusal

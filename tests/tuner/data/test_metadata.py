@@ -425,3 +425,31 @@ def test_a_partially_synthetic_release_holds_fakes_too(tmp_path):
     assert set(kept) <= set(manifest["partial"]["kept"])
     assert not set(FAKED) & set(manifest["partial"]["kept"])
     assert sorted(manifest["fakes"]["columns"]) == sorted(FAKED)
+
+
+def test_a_primary_key_that_repeats_is_refused_naming_it(tmp_path, capsys):
+    frame = patients(200, seed=2)
+    frame.loc[[5, 9, 17], "Id"] = frame.loc[0, "Id"]  # three records share the first one's key
+    meta = _single() | {"primary_key": "Id"}
+    err = _refused(_config(tmp_path, metadata=meta, frame=frame), capsys)
+    assert "declares 'Id' the primary key, but 3 of its values repeat" in err
+
+
+def test_an_id_regex_with_too_few_strings_is_refused_naming_it(tmp_path, capsys):
+    meta = _single()
+    meta["columns"]["Id"] = {"sdtype": "id", "regex_format": "ID-[0-9]{2}"}  # 100 strings
+    err = _refused(_config(tmp_path, metadata=meta), capsys)
+    assert ("column 'Id' has a regex_format that allows 100 distinct strings, fewer than the "
+            "table's 200 records") in err
+
+
+def test_the_strings_a_regex_allows_are_counted_as_drawn():
+    from tuner.data._fakes import CAPACITY_CAP, distinct_strings
+    assert distinct_strings("[0-9]{2}") == 100
+    assert distinct_strings("ID-[A-C][0-9]") == 30
+    assert distinct_strings("(a|b)x") == 2
+    assert distinct_strings("a{1,3}") == 3
+    assert distinct_strings("[a-z]{30}") == CAPACITY_CAP  # 26^30 > 10^30: capped
+    for pattern in ("[0-9]{2}", "ID-[A-C][0-9]", "(a|b)x", "a{1,3}"):  # as many as drawing finds
+        drawn = set(regex_values(pattern, 4000, seed=1))
+        assert len(drawn) == distinct_strings(pattern), pattern
