@@ -8,16 +8,17 @@ the records once, seeded,
 into training, holdout and the sealed audit set; build SDV metadata that holds column names
 and sdtypes only, never a value of the data.
 top- and bottom-code extremes and merge rare categories before any fit (``_protect``).
-Modules: ``_read``, ``_dates``, ``_identifiers``, ``_metadata``, ``_fakes``, ``_protect``.
+Modules: ``_read``, ``_dates``, ``_identifiers`` (by name and uniqueness; by content in
+``_content``), ``_metadata``, ``_fakes``, ``_protect``.
 """
 
 from __future__ import annotations
 
+from tuner.data._content import content_reason
 from tuner.data._dates import ambiguous_dates, detect_format, formatted, read_dates
 from tuner.data._fakes import REDRAWS, fill, key_problems
 from tuner.data._identifiers import (
     CHOICES,
-    content_reason,
     drop_identifiers,
     findings,
     name_reason,

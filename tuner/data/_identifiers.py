@@ -11,12 +11,16 @@ are removed from the table before the split. Every other column is judged before
 * by its content, on a sample of :data:`SAMPLE` records spread over the table so that the check
   stays fast on a big one (:func:`content_reason`: SSN- or NI-shaped values, emails, phone
   numbers, long letter-digit codes unique or nearly so, free text);
-* by uniqueness on the whole table: a non-float column unique for every record.
+* by uniqueness on the whole table: a non-float column unique for every record, a text column
+  unique for at least 95 % of them (:data:`NEARLY_UNIQUE`);
+* personal names by content whatever the header (a given and a family name of Faker's lists
+  of :data:`NAME_LOCALES`), payment card numbers and IBANs (their checksums), street
+  addresses.
 
 Every column found is named in one message (:func:`refusal`), with the choices: drop it
 (``[data] identifiers``), release fake values in its place (declare it PII in SDV metadata,
 ``[data] metadata``: :mod:`tuner.data._metadata`; such columns have left the table before
-this check) or keep it as data (``[data] keep_as_data``). A column unique for at
+this check) or keep it as data (``[data] keep_as_data``). A number column unique for at
 least 95 % of the records is warned about. Float columns are measurements (an income, a weight)
 whose values are naturally all distinct, so they are judged by name only. Precise geographic
 coordinates and full dates of birth are not direct identifiers but strong quasi-identifiers
@@ -27,18 +31,17 @@ them with what to do (:func:`quasi_warnings`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
+from tuner.data._content import content_reason, judged
 from tuner.errors import ConfigError
 
 NEARLY_UNIQUE = 0.95
 MIN_RECORDS = 50  # below this, any column with many levels is unique by chance
 SAMPLE = 2_000  # records judged by content: a share of 0.9 is then known within +-0.02
-FIRST_LOOK = 100  # values judged first; all SAMPLE only where these look like identifiers
-SHAPED = 0.9  # share of the sampled values that must have an identifier's shape
 MIN_DISTINCT = 10  # a column found by name needs this many values (a yes/no "has_email" is not)
 
 # (what the name says, pattern on the name's lower-case words joined by "_"); checked on the
@@ -61,16 +64,6 @@ NAME_RULES: tuple[tuple[str, str], ...] = (
 )
 _NAMES = [(said, re.compile(pattern)) for said, pattern in NAME_RULES]
 
-# (what the values look like, pattern every value must match), on text values
-SHAPES: tuple[tuple[str, str], ...] = (
-    ("social security numbers (999-99-9999)", r"\d{3}-\d{2}-\d{4}"),
-    ("national insurance numbers (AB123456C)", r"[A-Za-z]{2}\d{6}[A-Da-d]"),
-    ("email addresses", r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}"),
-)
-_PHONE_CHARS = r"\+?[\d\s().\-x]+"
-_CODE = r"[A-Za-z0-9][A-Za-z0-9\-]{5,}"  # six or more letters and digits, with dashes
-
-
 def words(name: str) -> str:
     """A column name as lower-case words joined by "_" ("firstName", "FIRST NAME" and
     "first-name" all give "first_name")."""
@@ -91,100 +84,6 @@ def sample_of(frame: pd.DataFrame, size: int = SAMPLE) -> pd.DataFrame:
     return frame.iloc[::step]
 
 
-def _judged(series: pd.Series) -> bool:
-    """Judged by content and uniqueness: not a float measurement, a date or a yes/no."""
-    return not (pd.api.types.is_float_dtype(series) or pd.api.types.is_bool_dtype(series)
-                or pd.api.types.is_datetime64_any_dtype(series))
-
-
-def content_reason(values: pd.Series) -> str | None:
-    """What a column's sampled values look like, when that is a direct identifier: judged on
-    :data:`FIRST_LOOK` of them spread over the sample, and only where they look like one, on
-    all of them (most columns are categories or numbers, told apart at a glance). On all of
-    them the glance's shape is tried first; the others only where it does not hold."""
-    if not _judged(values):
-        return None
-    present = values.dropna()
-    if present.empty:
-        return None
-    glance = present.iloc[::max(1, len(present) // FIRST_LOOK)]
-    if pd.api.types.is_integer_dtype(present):
-        return _long_codes(present) if _long_codes(glance) is not None else None
-    seen = _Text(glance)
-    first = next((check for check in _CHECKS if check(seen) is not None), None)
-    if first is None:
-        return None
-    text = _Text(present)
-    return first(text) or next((said for check in _CHECKS if check is not first
-                                and (said := check(text)) is not None), None)
-
-
-def _long_codes(present: pd.Series) -> str | None:
-    """Integers of nine digits or more, unique or nearly so (record numbers, not weights)."""
-    digits = present.abs().astype("string").str.len()
-    if (digits >= 9).mean() >= SHAPED and present.nunique() / len(present) >= SHAPED:
-        return "long numeric codes, unique or nearly so"
-    return None
-
-
-class _Text:
-    """A sample's values as stripped strings, with what the checks share (their share of
-    distinct values, digits per value), each computed once. The sample is at most
-    :data:`SAMPLE` values: plain strings and compiled patterns judge it faster than pandas'
-    string methods, whose fixed cost per call dominates at this size."""
-
-    def __init__(self, present: pd.Series) -> None:
-        values = present.tolist()
-        self.values = [str(v).strip() for v in values]
-        self.distinct = len(set(values)) / len(values)
-        self._digits: np.ndarray | None = None
-
-    @property
-    def digits(self) -> np.ndarray:
-        if self._digits is None:
-            self._digits = np.array([len(v) - len(v.translate(_NO_DIGITS))
-                                     for v in self.values])
-        return self._digits
-
-    def share(self, pattern: re.Pattern[str], where: np.ndarray | None = None) -> float:
-        """Share of values matching ``pattern`` in full (and ``where``, if given)."""
-        hits = np.array([pattern.fullmatch(v) is not None for v in self.values])
-        return float((hits & where).mean() if where is not None else hits.mean())
-
-
-def _shaped(said: str, pattern: str) -> Callable[[_Text], str | None]:
-    """The check that values have one of :data:`SHAPES`."""
-    compiled = re.compile(pattern)
-
-    def check(text: _Text) -> str | None:
-        return said if text.share(compiled) >= SHAPED else None
-    return check
-
-
-def _phone(text: _Text) -> str | None:
-    lengths = np.array([len(v) for v in text.values])
-    where = (text.digits >= 9) & (text.digits <= 15) & (text.digits < lengths)
-    return "phone numbers" if text.share(_PHONE, where) >= SHAPED else None
-
-
-def _code(text: _Text) -> str | None:
-    if text.distinct >= SHAPED and text.share(_CODE_RE) >= SHAPED:
-        return "letter-digit codes, unique or nearly so"
-    return None
-
-
-def _free_text(text: _Text) -> str | None:
-    if text.distinct >= 0.5 and np.mean([len(v.split()) for v in text.values]) >= 3:
-        return "free text (three or more words, mostly different)"
-    return None
-
-
-_NO_DIGITS = str.maketrans("", "", "0123456789")
-_PHONE, _CODE_RE = re.compile(_PHONE_CHARS), re.compile(r"(?=\D*\d)" + _CODE)  # a digit in it
-# in the order a column's values are judged: the first that holds says what they are
-_CHECKS = (*(_shaped(said, shape) for said, shape in SHAPES), _phone, _code, _free_text)
-
-
 def findings(frame: pd.DataFrame, *, exempt: tuple[str, ...] = (),
              shares: dict[str, float] | None = None) -> dict[str, list[str]]:
     """Every column of ``frame`` (but ``exempt``) found as a direct identifier, with why:
@@ -196,14 +95,30 @@ def findings(frame: pd.DataFrame, *, exempt: tuple[str, ...] = (),
         if shares is None:
             shares = unique_shares(frame, columns=[c for c in map(str, frame.columns)
                                                    if c not in found and c not in exempt])
-        found |= _unique_everywhere(shares, exempt=exempt)
+        found |= _unique_everywhere(shares, exempt=exempt, text=_text_columns(frame))
     return found
 
 
-def _unique_everywhere(shares: dict[str, float], *,
-                       exempt: tuple[str, ...]) -> dict[str, list[str]]:
-    return {name: ["takes a different value in every record"]
-            for name, share in shares.items() if share >= 1.0 and name not in exempt}
+def _unique_everywhere(shares: dict[str, float], *, exempt: tuple[str, ...],
+                       text: frozenset[str] = frozenset()) -> dict[str, list[str]]:
+    """Columns unique for every record, and ``text`` columns unique for at least
+    :data:`NEARLY_UNIQUE` of them (a text value nearly nobody shares is a name, a note or a
+    code of one person, not a category)."""
+    out = {}
+    for name, share in shares.items():
+        if name in exempt:
+            continue
+        if share >= 1.0:
+            out[name] = ["takes a different value in every record"]
+        elif name in text and share >= NEARLY_UNIQUE:
+            out[name] = [f"text unique for {share:.1%} of the records"]
+    return out
+
+
+def _text_columns(frame: pd.DataFrame) -> frozenset[str]:
+    return frozenset(str(c) for c in frame.columns
+                     if pd.api.types.is_object_dtype(frame[c])
+                     or pd.api.types.is_string_dtype(frame[c]))
 
 
 def _looked_at(frame: pd.DataFrame, *, exempt: tuple[str, ...]) -> dict[str, list[str]]:
@@ -240,7 +155,7 @@ def unique_shares(frame: pd.DataFrame, *,
     sample = sample_of(frame)
     out = {}
     for col in frame.columns if columns is None else columns:
-        if not _judged(frame[col]):
+        if not judged(frame[col]):
             continue
         if sample[col].nunique(dropna=True) / len(sample) < NEARLY_UNIQUE:
             out[str(col)] = sample[col].nunique(dropna=True) / n
@@ -343,11 +258,12 @@ def drop_identifiers(frame: pd.DataFrame, *, identifiers: Sequence[str],
     shares = unique_shares(rest, columns=[c for c in map(str, rest.columns)
                                           if c not in looked and c not in kept]) \
         if len(rest) >= MIN_RECORDS else {}
-    found = looked | _unique_everywhere(shares, exempt=kept)
+    text = _text_columns(rest)
+    found = looked | _unique_everywhere(shares, exempt=kept, text=text)
     if found:
         raise ConfigError(refusal(found))
     warnings = quasi_warnings(rest, keys=keys)
     warnings += [f"column {c!r} is unique for {s:.1%} of the records: if it identifies people, "
                  f"declare it in [data] identifiers" for c, s in shares.items()
-                 if NEARLY_UNIQUE <= s < 1.0 and c not in kept]
+                 if NEARLY_UNIQUE <= s < 1.0 and c not in kept and c not in text]
     return rest, warnings

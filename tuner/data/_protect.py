@@ -45,25 +45,36 @@ PROTECTED = "(protected: rare)"  # the level rare categories are merged into
 @dataclasses.dataclass(frozen=True)
 class ColumnRule:
     """One column's coding, fixed on the training records: ``low``/``high`` (numbers and
-    dates: the ``k``-th smallest and largest training values) or ``merged`` (categories)."""
+    dates: the ``k``-th smallest and largest training values) or ``kept`` (categories: those
+    left as they are; every other value, one the training records do not hold included, is
+    coded), with ``merged``, how many training categories are coded."""
 
     column: str
     kind: str  # "range" or "categories"
     low: Any = None
     high: Any = None
-    merged: frozenset[Any] = frozenset()
+    kept: frozenset[Any] = frozenset()
+    merged: int = 0
     to_missing: bool = False  # the rare categories are set missing (local suppression)
 
     def apply(self, values: pd.Series) -> tuple[pd.Series, int]:
-        """The coded column and how many of its values changed."""
+        """The coded column and how many of its values changed (the column itself, not a
+        copy, where none did)."""
         if self.kind == "range":
-            low_hit = (values < self.low).fillna(False).to_numpy(dtype=bool)
-            high_hit = (values > self.high).fillna(False).to_numpy(dtype=bool)
+            low_hit = (values < self.low).to_numpy(dtype=bool, na_value=False)
+            high_hit = (values > self.high).to_numpy(dtype=bool, na_value=False)
+            changed = int(low_hit.sum() + high_hit.sum())
+            if not changed:
+                return values, 0
             out = values.mask(low_hit, self.low).mask(high_hit, self.high)
-            return out.astype(values.dtype), int(low_hit.sum() + high_hit.sum())
-        hit = values.isin(self.merged).to_numpy(dtype=bool)
-        out = values.astype(object).where(~hit, None if self.to_missing else PROTECTED)
-        return out, int(hit.sum())
+            return out.astype(values.dtype), changed
+        # the few categories kept, not the many coded, and missing values with them: one
+        # linear pass (isin matches NaN with NaN, None with None)
+        hit = ~values.isin([*self.kept, np.nan, None]).to_numpy(dtype=bool)
+        changed = int(hit.sum())
+        if not changed:
+            return values, 0
+        return values.astype(object).where(~hit, None if self.to_missing else PROTECTED), changed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,26 +94,31 @@ class Protection:
 
 
 def _range_rule(column: str, values: pd.Series, k: int) -> ColumnRule | None:
-    present = values.dropna()
+    present = values.dropna().to_numpy()
     if present.size < 2 * k:  # too few values to code either end
         return None
-    ordered = np.sort(present.to_numpy())
-    return ColumnRule(column, "range", low=ordered[k - 1], high=ordered[-k])
+    # the k-th smallest and largest by selection, not a sort (linear on 400,000 records)
+    low = np.partition(present, k - 1)[k - 1]
+    high = np.partition(present, present.size - k)[present.size - k]
+    return ColumnRule(column, "range", low=low, high=high)
 
 
 def _category_rule(column: str, values: pd.Series, k: int) -> ColumnRule | None:
     counts = values.dropna().value_counts()
-    rare = counts[counts < k]
-    if rare.empty:
-        return None
-    merged = set(rare.index)
-    if int(rare.sum()) < k:  # the protected level alone would single them out
-        if int(rare.sum()) + int(values.isna().sum()) >= k:
-            return ColumnRule(column, "categories", merged=frozenset(merged), to_missing=True)
-        common = counts[counts >= k]  # the least frequent category held by k or more
-        if not common.empty:
-            merged.add(common.sort_values(kind="stable").index[0])
-    return ColumnRule(column, "categories", merged=frozenset(merged))
+    common = counts[counts >= k]
+    rare = counts.size - common.size
+    if not rare:  # a category the training records lack may still be in another part
+        return ColumnRule(column, "categories", kept=frozenset(common.index))
+    held = int(counts.sum() - common.sum())
+    if held < k:  # the protected level alone would single them out
+        if held + int(values.isna().sum()) >= k:
+            return ColumnRule(column, "categories", kept=frozenset(common.index), merged=rare,
+                              to_missing=True)
+        if not common.empty:  # merged with the least frequent category held by k or more
+            least = common.sort_values(kind="stable").index[0]
+            return ColumnRule(column, "categories", kept=frozenset(common.index) - {least},
+                              merged=rare + 1)
+    return ColumnRule(column, "categories", kept=frozenset(common.index), merged=rare)
 
 
 def rules(train: pd.DataFrame, k: int) -> list[ColumnRule]:
@@ -127,7 +143,7 @@ def protect(frames: dict[str, pd.DataFrame], k: int) -> tuple[dict[str, pd.DataF
     if k <= 0:
         return frames, Protection(0, {})
     found = rules(frames["train"], k)
-    out = {name: frame.copy() for name, frame in frames.items()}
+    out = {name: frame.copy(deep=False) for name, frame in frames.items()}  # columns replaced
     said: dict[str, dict[str, Any]] = {}
     for rule in found:
         changed = {}
@@ -140,5 +156,5 @@ def protect(frames: dict[str, pd.DataFrame], k: int) -> tuple[dict[str, pd.DataF
                              if rule.kind == "range" else
                              {"coded": "rare categories set missing" if rule.to_missing else
                                        "rare categories merged",
-                              "categories_merged": len(rule.merged), "changed": changed})
+                              "categories_merged": rule.merged, "changed": changed})
     return out, Protection(k, said)

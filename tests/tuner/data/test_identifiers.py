@@ -97,6 +97,16 @@ def test_a_yes_no_column_named_like_an_identifier_is_not_one():
     assert findings(frame) == {}
 
 
+def _luhn_completed(digits: str) -> str:
+    from tuner.data._content import _luhn
+    return next(digits + d for d in "0123456789" if _luhn(digits + d))
+
+
+def _iban_of(account: str) -> str:
+    from tuner.data._content import _iban
+    return next(f"DE{c:02d}{account}" for c in range(100) if _iban(f"DE{c:02d}{account}"))
+
+
 @pytest.mark.parametrize(("values", "said"), [
     ([f"{i:03d}-{i % 97:02d}-{i * 7 % 9999:04d}" for i in range(200)], "social security"),
     ([f"AB{i:06d}C" for i in range(200)], "national insurance"),
@@ -104,6 +114,10 @@ def test_a_yes_no_column_named_like_an_identifier_is_not_one():
     ([f"+44 20 7946 {i:04d}" for i in range(200)], "phone numbers"),
     ([f"K{i * 7919:07d}Z" for i in range(200)], "letter-digit codes"),
     ([f"patient said the pain began {i} days ago" for i in range(200)], "free text"),
+    # checksums: Luhn-valid card numbers (4 and 15 digits, then a check digit) and IBANs
+    ([_luhn_completed(f"4{i:014d}") for i in range(200)], "payment card numbers"),
+    ([_iban_of(f"{i:018d}") for i in range(200)], "IBANs"),
+    ([f"{i + 1} {('Oak', 'Elm', 'Main')[i % 3]} Street" for i in range(200)], "street addresses"),
 ])
 def test_content_shaped_like_identifiers_is_found_whatever_the_name(values, said):
     frame = pd.DataFrame({"col7": values, "x": np.arange(200) % 5})
@@ -119,12 +133,49 @@ def test_long_integer_codes_are_found_and_six_digit_weights_are_not():
     assert content_reason(weights) is None
 
 
+def _names(n: int, seed: int) -> pd.Series:
+    """Full names from 30 common given and 30 common family names (the sweep's 81 % unique)."""
+    from faker import Faker
+    fake = Faker("en_US")
+    fake.seed_instance(seed)
+    given = [fake.first_name() for _ in range(30)]
+    family = [fake.last_name() for _ in range(30)]
+    rng = np.random.default_rng(seed)
+    return pd.Series([f"{rng.choice(given)} {rng.choice(family)}" for _ in range(n)])
+
+
+def test_personal_names_and_emails_are_refused_whatever_the_header(tmp_path, capsys):
+    frame = patients(400, seed=4)[["BIRTHDATE", "ZIP", "HEALTHCARE_EXPENSES"]]
+    frame["col_a"] = _names(400, seed=1)
+    assert 0.6 < frame["col_a"].nunique() / 400 < 0.9  # not unique enough to be caught so
+    frame["contact"] = [f"p{i}@clinic.example" for i in range(400)]
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "study.toml").write_text('[data]\npath = "t.csv"\npopulation_size = 100000\n'
+                                         '[study]\noutput = "out"\n')
+    assert main(["run", str(tmp_path / "study.toml"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "'col_a': holds personal names" in err and "'contact': holds email addresses" in err
+    assert not (tmp_path / "out" / "study.db").exists()
+
+
+def test_places_and_nearly_unique_text():
+    # a birthplace written "City State Country" is a quasi-identifier, not free text
+    from faker import Faker
+    fake = Faker("en_US")
+    fake.seed_instance(2)
+    places = pd.DataFrame({"birthplace": [f"{fake.city()} {fake.state()} US" for _ in range(300)]})
+    assert content_reason(places["birthplace"]) is None
+    # a text column unique for 97 % of the records is refused; kept as data it goes through
+    codes = pd.DataFrame({"note": [f"k{i % 291}" for i in range(300)], "x": np.arange(300) % 4})
+    assert findings(codes) == {"note": ["text unique for 97.0% of the records"]}
+
+
 def _sd2011() -> pd.DataFrame:
     return pd.read_csv(require("sd2011/sd2011_orig.csv"))
 
 
 @pytest.mark.parametrize("table", ["adult", "acs", "ce", "sd2011", "builtin:adult",
-                                   "builtin:fair"])
+                                   "builtin:fair", "anonymeter"])
 def test_no_false_alarm_on_the_tables_the_project_uses(table, tmp_path):
     """Adult (its near-unique fnlwgt), ACS, CE, SD2011 and the two built-in tables: nothing
     found, nothing that stops a run, and no quasi-identifier warning."""
@@ -132,7 +183,9 @@ def test_no_false_alarm_on_the_tables_the_project_uses(table, tmp_path):
 
     frame = {"adult": load_adult, "acs": load_acs_sample, "ce": load_ce, "sd2011": _sd2011,
              "builtin:adult": lambda: read_builtin("builtin:adult"),
-             "builtin:fair": lambda: read_builtin("builtin:fair")}[table]()
+             "builtin:fair": lambda: read_builtin("builtin:fair"),
+             "anonymeter": lambda: pd.read_csv(require("anonymeter_adult/adult_train.csv"))
+             }[table]()
     frame, formats = read_dates(frame)
     assert formats == {}  # none of them holds a date
     assert findings(frame) == {}
@@ -225,3 +278,17 @@ def test_an_option_naming_a_declared_identifier_is_refused_before_the_data_are_r
                            ("data.missing_codes", "Id")):
         assert (f"{option} names column(s) ['{column}'] that data.identifiers declares direct "
                 "identifiers, which are never read") in said
+
+
+def test_the_checksums_agree_with_published_examples_and_faker():
+    from faker import Faker
+
+    from tuner.data._content import _iban, _luhn
+    # the card networks' test numbers, and ISO 13616's example IBAN (GB82 WEST ...)
+    for good in ("4111111111111111", "5500000000000004", "340000000000009", "6011000000000004"):
+        assert _luhn(good) and not _luhn(good[:-1] + str((int(good[-1]) + 1) % 10))
+    assert _iban("GB82WEST12345698765432") and not _iban("GB83WEST12345698765432")
+    fake = Faker("en_GB")
+    fake.seed_instance(3)
+    assert all(_luhn(fake.credit_card_number()) for _ in range(200))
+    assert all(_iban(fake.iban()) for _ in range(200))

@@ -36,17 +36,16 @@ def _slow(train: pd.DataFrame, other: pd.DataFrame, k: int) -> pd.DataFrame:
                 if v is not None and v == v:
                     counts[v] = counts.get(v, 0) + 1
             rare = {v for v, n in counts.items() if n < k}
-            if not rare:
-                continue
+            kept = {v for v, n in counts.items() if n >= k}
             held = sum(counts[v] for v in rare)
             missing = sum(1 for v in col if v is None or v != v)
-            to_missing = held < k and held + missing >= k
-            if held < k and not to_missing:
+            to_missing = bool(rare) and held < k and held + missing >= k
+            if rare and held < k and not to_missing:
                 common = sorted((n, i, v) for i, (v, n) in enumerate(counts.items()) if n >= k)
                 if common:
-                    rare.add(common[0][2])
+                    kept.discard(common[0][2])
             for i, v in enumerate(other[c]):
-                if v in rare:
+                if v is not None and v == v and v not in kept:  # unseen in train: coded too
                     out.iloc[i, out.columns.get_loc(c)] = None if to_missing else PROTECTED
     return out
 
