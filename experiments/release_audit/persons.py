@@ -22,6 +22,7 @@ for ``one_person``, how often the chosen person was the worst target.
 
     python -m experiments.release_audit.persons --audits 8            # the committed table
     python -m experiments.release_audit.persons --quick               # a smoke size
+    python -m experiments.release_audit.persons --audits 60 --only blind:shared  # no-leak rate
     python -m experiments.release_audit.persons --summary-only
 
 Rows are appended to ``results/persons.csv`` as each audit finishes (a rerun skips what is
@@ -167,13 +168,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help="2 audits, no copula")
     parser.add_argument("--summary-only", action="store_true")
+    parser.add_argument("--only", nargs="*", metavar="GENERATOR:DESIGN",
+                        help="these cells only, e.g. blind:shared (more no-leak audits)")
     args = parser.parse_args(argv)
     audits = 2 if args.quick else args.audits
     if not args.summary_only:
         done = pd.read_csv(CSV) if CSV.exists() else pd.DataFrame(
             columns=["generator", "design", "seed"])
         seen = set(zip(done["generator"], done["design"], done["seed"], strict=True))
-        for gen, design in cells(args.quick):
+        chosen = [tuple(c.split(":", 1)) for c in args.only] if args.only else cells(args.quick)
+        for gen, design in chosen:
             for seed in range(audits):
                 if (gen, design, seed) in seen:
                     continue
