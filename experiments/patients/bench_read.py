@@ -6,8 +6,9 @@ name, content, names and checksums included, the nearly-unique and quasi-identif
 reading dates as dates (:func:`tuner.data.read_dates`) and value protection
 (:func:`tuner.data.protect` at k = 10 on a half/half split, in the declared run) add at most
 5 % to reading the table (:func:`tuner.data.read_table`). The table:
-:func:`experiments.patients.generate.patients`, 400,000 made-up patients (18 columns, two ISO date columns), as CSV and as Parquet (with
-datetime columns). Each step's fastest of 5 interleaved runs is shown, with the load average.
+:func:`experiments.patients.generate.patients`, 400,000 made-up patients (18 columns, two ISO
+date columns), as CSV and as Parquet (with datetime columns). Each step's fastest of 5
+interleaved runs is shown, with the load average.
 
 Two runs: the first, with nothing declared, reads every column and is refused (the identifiers
 are named); the second, with ``[data] identifiers`` declared, never reads those columns

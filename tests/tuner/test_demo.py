@@ -131,9 +131,10 @@ def test_demo_prints_the_summary_block_of_its_report(tmp_path, capsys):
     assert "Summary for the review board\n" + "\n".join(f"  {line}" for line in block) in printed
     said = " ".join(line.strip() for line in block)  # the lines as written, before wrapping
     assert f"would score M = {ceiling:.4f} > 0.2, so M binds here" in said
-    # M's confidence interval, called one, with its level and what it covers (issue 34)
+    # M's confidence interval, called one, with its level, what varies and what is held fixed
+    # (issues 34 and 44)
     mem = manifest["membership"]
-    assert (f"95% confidence interval for M: {mem['m_ci_low']:.4f} to {mem['m_ci_high']:.4f}; "
+    assert (f"95% confidence interval for M: {mem['m_ci_low']:.4f} to {mem['m_ci_high']:.4f}, "
             "over the draw of the holdout and of the attack sets, for this release, these bins "
             "and N (the release was chosen on the same holdout)") in said
     assert "Spread over attack sets (not a confidence interval)" in said

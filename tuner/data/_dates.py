@@ -99,7 +99,7 @@ def mixed_forms(values: pd.Series, column: str) -> str | None:
         return (f"column {column!r} holds dates with two-digit years (e.g. {short.iloc[0]!r}), "
                 "whose century is a guess: write four-digit years, or declare the format, e.g. "
                 f'[data] dates = {{{column} = "%d/%m/%y"}} (Python reads 69-99 as 19xx)')
-    forms = {}
+    forms: dict[str, str] = {}
     for value in text:
         for fmt in (*FORMATS, "%d/%m/%y", "%m/%d/%y"):
             if not pd.isna(pd.to_datetime(value, format=fmt, errors="coerce")):

@@ -279,7 +279,8 @@ def test_a_bad_date_stops_the_run_before_any_trial_naming_value_and_line(tmp_pat
     (["2001-02-03"] * 6 + ["03/02/2001"],
      r"column 'D' holds dates in several forms \('2001-02-03' reads as '%Y-%m-%d', "
      r"'03/02/2001' as '%d/%m/%Y'\).*\[data\] dates = \{D = \"%Y-%m-%d\"\}"),
-    (["2001-02-03T10:00:00Z", "1999-12-31T23:59:00Z"], r"time zone \(e.g. '2001-02-03T10:00:00Z'\)"),
+    (["2001-02-03T10:00:00Z", "1999-12-31T23:59:00Z"],
+     r"time zone \(e.g. '2001-02-03T10:00:00Z'\)"),
     (["2001-02-03 10:00+02:00", "1999-12-31 23:59-05:00"], "time zone"),
     (["03/02/91", "31/12/99"], r"two-digit years \(e.g. '03/02/91'\).*%d/%m/%y"),
 ])
