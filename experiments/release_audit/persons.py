@@ -158,7 +158,9 @@ def summarise(frame: pd.DataFrame) -> str:
     lines += ["| " + " | ".join(str(v) for v in row.values()) + " |" for row in rows]
     head = ("Adult: 3,000 training, 1,800 reference records; 20 targets x 100 shadow tables of "
             "1,000; verdict at tpr_limit 0.05, alpha 0.05 (Holm). "
-            "`python -m experiments.release_audit.persons --audits 8`.\n\n")
+            "`python -m experiments.release_audit.persons --audits 8`, then `--audits 60 --only "
+            "blind:shared` for the no-leak rate. [a, b]: the exact (Clopper-Pearson) 95 % "
+            "interval.\n\n")
     return head + "\n".join(lines) + "\n"
 
 
