@@ -76,7 +76,10 @@ class _Statistic:
         ranked = s[self.order]
         # the number of runs scoring at least each distinct value, the tail's thresholds
         ends = np.flatnonzero(np.r_[ranked[1:] != ranked[:-1], True]) + 1
-        self.k = ends[ends <= min(n_members, max(1, int(TOP_SHARE * n)))]
+        cap = min(n_members, max(1, int(TOP_SHARE * n)))
+        # the top group of tied scores always counts, however large (an exact copy in every
+        # member table ties them all at distance 0), unless every run ties
+        self.k = ends[(ends <= cap) | ((ends == ends[0]) & (ends[0] < n))]
         x = np.arange(n_members + 1)
         # sf[c, x] = P(X >= x), X hypergeometric: x members among the k[c] top runs
         self.sf = (stats.hypergeom.sf(x[None, :] - 1, n, n_members, self.k[:, None])
@@ -130,15 +133,9 @@ def randomisation_p(score_sets: list[np.ndarray], labels: np.ndarray, groups: np
 
 def holm(p_values: np.ndarray, alpha: float) -> np.ndarray:
     """Holm's step-down rejections at family-wise level ``alpha`` (module docstring): the
-    i-th smallest p-value is compared with ``alpha / (K - i)`` (i from 0) until one is above."""
-    p = np.asarray(p_values, dtype=float)
-    order = np.argsort(p, kind="stable")
-    levels = alpha / (p.size - np.arange(p.size))
-    passed = p[order] <= levels
-    first_fail = int(np.argmin(passed)) if not passed.all() else p.size
-    out = np.zeros(p.size, dtype=bool)
-    out[order[:first_fail]] = True
-    return out
+    i-th smallest p-value is compared with ``alpha / (K - i)`` (i from 0) until one is above;
+    read off :func:`holm_adjusted`, so that the two never disagree at a boundary."""
+    return holm_adjusted(p_values) <= alpha
 
 
 def holm_adjusted(p_values: np.ndarray) -> np.ndarray:

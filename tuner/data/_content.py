@@ -134,14 +134,18 @@ def _person_names(text: _Text) -> str | None:
     name lists (:data:`NAME_LOCALES`), for :data:`NAMES_FOUND` of them: "Mary Smith", "Jean-Luc
     Martin". A place ("Boston Massachusetts US") is not: its words are not both in the lists."""
     shaped = [v.split() for v in text.values]
-    if np.mean([2 <= len(w) <= 4 and all(_WORD.fullmatch(x) for x in w) for w in shaped]) \
-            < NAMES_FOUND:
+    if np.mean([2 <= len(w) <= 4 and all(map(_name_word, w)) for w in shaped]) < NAMES_FOUND:
         return None
     given, family = _name_lists()
     found = np.mean([2 <= len(w) <= 4 and w[0].lower().rstrip(".") in given
                      and w[-1].lower() in family for w in shaped])
     return "personal names (a given and a family name of Faker's lists)" \
         if found >= NAMES_FOUND else None
+
+
+def _name_word(word: str) -> bool:
+    """A capitalised word of letters in any script, with ' - . inside ("José", "O'Neil")."""
+    return word[:1].isupper() and all(c.isalpha() or c in "'-." for c in word)
 
 
 def _luhn(number: str) -> bool:
@@ -171,7 +175,7 @@ def _checksummed(text: _Text) -> str | None:
 
 
 def _street_address(text: _Text) -> str | None:
-    if text.share(_STREET) >= SHAPED:
+    if text.distinct >= 0.5 and text.share(_STREET) >= SHAPED:  # "3 Bedroom House" repeats
         return "street addresses (a house number and a street)"
     return None
 
@@ -192,7 +196,6 @@ def _free_text(text: _Text) -> str | None:
 _NO_DIGITS = str.maketrans("", "", "0123456789")
 _PHONE, _CODE_RE = re.compile(_PHONE_CHARS), re.compile(r"(?=\D*\d)" + _CODE)  # a digit in it
 # in the order a column's values are judged: the first that holds says what they are
-_WORD = re.compile(r"[A-Z][A-Za-z'\-.]*")
 _CARD, _IBAN = re.compile(r"\d{13,19}"), re.compile(r"[A-Z]{2}\d{2}[A-Z0-9]{11,30}")
 # a house number, then two or more capitalised words (a street and its type, "Suite 4" after)
 _STREET = re.compile(r"\d{1,6}[A-Za-z]?,? [A-Z][A-Za-z.'\-]*(?: [A-Z][A-Za-z.'\-]*)+"

@@ -74,8 +74,8 @@ def detect_format(values: pd.Series) -> str | None:
 _LOOSE = re.compile(r"(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2}(\d{2})?)"
                     r"([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?\s*(Z|[+-]\d{2}:?\d{2})?")
 _ZONE = re.compile(r"\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:Z|[+-]\d{2}:?\d{2})$")
-# slashes or dots only: 10-12-15 is as often a code as a date
-_SHORT_YEAR = re.compile(r"\d{1,2}[/.]\d{1,2}[/.]\d{2}")
+# slashes only: 10-12-15 is as often a code as a date, 1.2.10 a version
+_SHORT_YEAR = re.compile(r"\d{1,2}/\d{1,2}/\d{2}")
 
 
 def mixed_forms(values: pd.Series, column: str) -> str | None:

@@ -150,11 +150,14 @@ def key_problems(declared: Declared, pii: pd.DataFrame, n_records: int) -> list[
     for column, fake in declared.fakes.items():
         if fake.regex is None or not (fake.unique or fake.sdtype == "id"):
             continue
-        if (room := distinct_strings(fake.regex)) < n_records:
+        # unique fakes, and (checked) none equal to a real value: room for both
+        need = 2 * n_records if fake.checked else n_records
+        if (room := distinct_strings(fake.regex)) < need:
             out.append(f"data.metadata: column {column!r} has a regex_format that allows "
-                       f"{room:,} distinct strings, fewer than the table's {n_records:,} "
-                       "records: its fake values would repeat (give it a pattern with more "
-                       "possible strings)")
+                       f"{room:,} distinct strings, fewer than the {need:,} its fakes need for "
+                       f"the table's {n_records:,} records (each fake unique"
+                       + (" and unlike every real value" if fake.checked else "")
+                       + "): give it a pattern with more possible strings")
     return out
 
 

@@ -105,6 +105,7 @@ def _range_rule(column: str, values: pd.Series, k: int) -> ColumnRule | None:
 
 def _category_rule(column: str, values: pd.Series, k: int) -> ColumnRule | None:
     counts = values.dropna().value_counts()
+    counts = counts[counts > 0]  # a categorical dtype lists categories nobody holds
     common = counts[counts >= k]
     rare = counts.size - common.size
     if not rare:  # a category the training records lack may still be in another part

@@ -295,6 +295,8 @@ def test_a_declared_two_digit_year_reads_and_codes_are_not_dates():
     assert out["D"].tolist() == [pd.Timestamp("1991-02-03"), pd.Timestamp("1999-12-31")]
     codes = pd.DataFrame({"C": ["10-12-15", "11-02-16", "a-b"]})
     assert read_dates(codes)[0].equals(codes)  # dashes: as often a code as a date
+    versions = pd.DataFrame({"V": ["1.2.10", "2.0.15", "3.1.4"]})
+    assert read_dates(versions)[0].equals(versions)  # dots: versions (found in review)
 
 
 @pytest.mark.parametrize("name", ["adult", "acs_sample", "ce", "sd2011/sd2011_orig.csv",

@@ -292,3 +292,14 @@ def test_the_checksums_agree_with_published_examples_and_faker():
     fake.seed_instance(3)
     assert all(_luhn(fake.credit_card_number()) for _ in range(200))
     assert all(_iban(fake.iban()) for _ in range(200))
+
+
+def test_names_in_other_scripts_and_repeated_listings_that_are_no_addresses():
+    from faker import Faker
+    fake = Faker("es_ES")
+    fake.seed_instance(5)
+    names = pd.Series([f"{fake.first_name()} {fake.last_name()}" for _ in range(300)])
+    assert any(not n.isascii() for n in names)  # José, Peña ...
+    assert content_reason(names) == "personal names (a given and a family name of Faker's lists)"
+    listings = pd.Series(["1 Bedroom Apartment", "3 Bedroom House"] * 150)
+    assert content_reason(listings) is None

@@ -440,7 +440,8 @@ def test_an_id_regex_with_too_few_strings_is_refused_naming_it(tmp_path, capsys)
     meta["columns"]["Id"] = {"sdtype": "id", "regex_format": "ID-[0-9]{2}"}  # 100 strings
     err = _refused(_config(tmp_path, metadata=meta), capsys)
     assert ("column 'Id' has a regex_format that allows 100 distinct strings, fewer than the "
-            "table's 200 records") in err
+            "400 its fakes need for the table's 200 records (each fake unique and unlike every "
+            "real value)") in err
 
 
 def test_the_strings_a_regex_allows_are_counted_as_drawn():

@@ -119,3 +119,12 @@ def test_k_zero_is_off():
     train = pd.DataFrame({"x": [1.0, 2.0, 1e9], "c": ["a", "a", "z"]})
     coded, record = protect({"train": train}, 0)
     assert coded["train"].equals(train) and record.columns == {} and record.k == 0
+
+
+def test_categories_nobody_holds_are_not_rare_ones():
+    # a categorical dtype lists every category of the file, held or not (found in review:
+    # an unheld category made the least common real one merged away)
+    values = pd.Categorical(["a"] * 20 + ["b"] * 15, categories=["a", "b", "c"])
+    coded, record = protect({"train": pd.DataFrame({"c": values})}, 10)
+    assert list(coded["train"]["c"].astype(object)) == ["a"] * 20 + ["b"] * 15
+    assert record.columns == {}
