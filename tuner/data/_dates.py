@@ -48,17 +48,24 @@ def _sample(values: pd.Series) -> pd.Series:
     return sample if len(sample) or step == 1 else values.dropna().iloc[:SAMPLE]
 
 
-def detect_format(values: pd.Series) -> str | None:
-    """The first of :data:`FORMATS` that parses the most sampled values of a text column, when
-    it parses at least :data:`PARSED` of them (a date column with a typo is a date column, its
-    typo an error: :func:`read_dates`), or None (not text, no value, or not dates)."""
+def _shaped_text(values: pd.Series, shape: re.Pattern[str]) -> pd.Series | None:
+    """The stripped sampled values (:func:`_sample`) of a text column, when at least
+    :data:`PARSED` of them have ``shape``; None otherwise (not text, no value, other shapes)."""
     if not (pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values)):
         return None
     sample = _sample(values)
     if sample.empty or not all(isinstance(v, str) for v in sample):
         return None
     text = sample.str.strip()
-    if text.str.fullmatch(_SHAPE).mean() < PARSED:
+    return text if text.str.fullmatch(shape).mean() >= PARSED else None
+
+
+def detect_format(values: pd.Series) -> str | None:
+    """The first of :data:`FORMATS` that parses the most sampled values of a text column, when
+    it parses at least :data:`PARSED` of them (a date column with a typo is a date column, its
+    typo an error: :func:`read_dates`), or None (not text, no value, or not dates)."""
+    text = _shaped_text(values, _SHAPE)
+    if text is None:
         return None
     shares: list[float] = []
     for fmt in FORMATS:  # the first that parses every value ends the search
@@ -83,13 +90,8 @@ def mixed_forms(values: pd.Series, column: str) -> str | None:
     :data:`FORMATS` reads it): times with a zone, two-digit years, or several forms in one
     column (two example values in different forms); None when it does not look like dates.
     Read as categories, such a column would be released as real dates in mixed forms."""
-    if not (pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values)):
-        return None
-    sample = _sample(values)
-    if sample.empty or not all(isinstance(v, str) for v in sample):
-        return None
-    text = sample.str.strip()
-    if text.str.fullmatch(_LOOSE).mean() < PARSED:
+    text = _shaped_text(values, _LOOSE)
+    if text is None:
         return None
     if (zoned := text[text.str.contains(_ZONE)]).size:
         return (f"column {column!r} holds times with a time zone (e.g. {zoned.iloc[0]!r}), "
