@@ -24,6 +24,13 @@ import numpy as np
 SECRET_BITS = 128
 """Bits of OS randomness in a study's secret (design §9.2): beyond any exhaustive search."""
 
+# The study's seed paths, in one table: the first component of :func:`derive`'s path names
+# what a seed is for (the split has its own key, :func:`split_seed`)
+TRIAL_PATH = 2  # each trial's fit and a DP mechanism's noise (the trial's number after it)
+AUDIT_SEED = 13  # the release audit of a trial (its number after it; design §13)
+PLOT_SEED = 17  # the report's scatter-plot jitter (the plot's index after it)
+FAKE_SEED = 19  # fake values in place of direct identifiers (column, draw after it)
+
 
 def new_secret() -> int:
     """A study's secret: :data:`SECRET_BITS` bits from the operating system's CSPRNG."""

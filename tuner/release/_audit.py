@@ -43,6 +43,7 @@ import pandas as pd
 import risk
 from tuner._common import attrs
 from tuner._common.progress import shown
+from tuner._common.seeding import AUDIT_SEED
 from tuner.measures import remove_replicated_uniques
 from tuner.release import _audit_backend as audit_backend
 from tuner.release._audit_set import audit_set_check, refusal, winners_curse
@@ -55,7 +56,6 @@ from tuner.search import Context, trial_params
 from tuner.synthesis import synthesize
 
 AUDIT_PREFIX = attrs.AUDIT_PREFIX
-AUDIT_SEED = 13  # the component of the study seed that seeds the audit (design §13)
 DP_FAMILIES = ("mst", "aim")
 NEIGHBOURS = 5  # k of the vulnerability score (Meeus et al. 2023)
 # the audit's statistics (issue 32: thresholds fixed on calibration runs, intervals clustered

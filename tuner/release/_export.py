@@ -37,6 +37,7 @@ from filelock import FileLock
 
 import risk
 from tuner._common import attrs
+from tuner._common.seeding import PLOT_SEED
 from tuner.data import formatted
 from tuner.release import _plots as plots
 from tuner.release import _report as report
@@ -80,7 +81,6 @@ from tuner.search import (
 )
 
 RELEASED_ATTR = attrs.RELEASED
-PLOT_SEED = 17  # the component of the study's seeds that jitters the report's scatter plots
 CLAIM_ATTR = attrs.CLAIM
 WHERE_ATTR = attrs.WHERE
 

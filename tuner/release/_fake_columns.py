@@ -17,10 +17,10 @@ from typing import Any
 
 import pandas as pd
 
+from tuner._common.seeding import FAKE_SEED
 from tuner.data import REDRAWS, STATISTICAL, fill, sdtype
 from tuner.search import Context
 
-FAKE_SEED = 19  # the component of the study's seeds that draws fake values (column, draw after)
 NOTE = ("fake values, drawn without looking at the real ones (but their missing share), one per "
         "released record; those with many possible values were checked: none equals a real "
         "value of the column. Names and places are drawn from Faker's lists: one may equal a "

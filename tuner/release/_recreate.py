@@ -22,9 +22,10 @@ import optuna
 
 from tuner import measures
 from tuner._common import attrs
+from tuner._common.seeding import TRIAL_PATH
 from tuner.errors import TunerError
 from tuner.scoring import Evaluation, evaluate
-from tuner.search import TRIAL_PATH, Context, trial_params
+from tuner.search import Context, trial_params
 
 
 class NoFeasibleTrial(TunerError, RuntimeError):

@@ -22,7 +22,6 @@ _EXPORTS = {
     "Budget": "_budget",
     "Context": "_context",
     "SecretChanged": "_storage",
-    "TRIAL_PATH": "_objective",
     "Tracker": "_tracking",
     "ask_params": "_objective",
     "best_feasible": "_trials",
@@ -54,7 +53,7 @@ if TYPE_CHECKING:  # the exports' types, for mypy and editors (imported lazily a
     from tuner.search._context import Context, prepare
     from tuner.search._database import shown as shown_url
     from tuner.search._locks import claim_lock
-    from tuner.search._objective import TRIAL_PATH, ask_params, trial_params
+    from tuner.search._objective import ask_params, trial_params
     from tuner.search._plots import risk_utility as risk_utility_plot
     from tuner.search._secret import encode as encode_secret
     from tuner.search._secret import record as record_secret

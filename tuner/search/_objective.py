@@ -29,6 +29,7 @@ from tqdm import tqdm
 from tuner import scoring
 from tuner._common import attrs
 from tuner._common.faults import Fault, fault_of, free_reserve
+from tuner._common.seeding import TRIAL_PATH
 from tuner.config import Config
 from tuner.errors import TrialFailed
 from tuner.search._budget import INTERRUPTED_PREFIX, claim_slot
@@ -38,7 +39,6 @@ from tuner.search._trials import DATA_SHA256_ATTR
 from tuner.synthesis import narrow
 
 TRACEBACK_CHARS = 7000  # the end of a bug's traceback on its trial's run (MLflow: 8,000 a tag)
-TRIAL_PATH = 2  # the component of the study's seeds that seeds trials (trial number after it)
 
 
 def suggest(trial: Trial, name: str, dist: BaseDistribution) -> Any:
