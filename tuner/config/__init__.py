@@ -20,6 +20,7 @@ from tuner.config._load import (
     DEVICES,
     MODES,
     PICK_RULES,
+    PRUNERS,
     RENAMED_KEYS,
     UTILITY_METRICS,
     Config,
@@ -43,7 +44,8 @@ from tuner.config._values import (
 )
 
 __all__ = [
-    "AUDIT_BACKENDS", "AUDIT_DESIGNS", "DEVICES", "MODES", "PICK_RULES", "RENAMED_KEYS",
+    "AUDIT_BACKENDS", "AUDIT_DESIGNS", "DEVICES", "MODES", "PICK_RULES", "PRUNERS",
+    "RENAMED_KEYS",
     "SECTIONS", "UTILITY_METRICS", "AuditConfig", "Config", "ConfigError", "DataConfig",
     "RiskConfig", "StudyConfig", "UtilityConfig", "check", "check_data", "coerce",
     "data_problems", "identifier_clashes", "key", "kind_of", "kinds_of", "load",

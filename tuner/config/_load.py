@@ -25,6 +25,7 @@ UTILITY_METRICS = ("quality_report", "hellinger", "efficacy")
 DEVICES = ("cpu", "cuda")
 MODES = ("single", "pareto")
 PICK_RULES = ("utility", "loss", "risk")  # which front point a Pareto study releases
+PRUNERS = ("hyperband", "halving", "none")  # what stops a neural trial at a checkpoint
 
 
 
@@ -129,6 +130,12 @@ def _problems(cfg: Config) -> list[str]:
         errors.append(f"study.mode must be one of {MODES}, got {s.mode!r}")
     if s.pareto_pick not in PICK_RULES:
         errors.append(f"study.pareto_pick must be one of {PICK_RULES}, got {s.pareto_pick!r}")
+    if s.first_checkpoint < 1:
+        errors.append(f"study.first_checkpoint must be >= 1 epoch, got {s.first_checkpoint}")
+    if s.patience < 1:
+        errors.append(f"study.patience must be >= 1 checkpoint, got {s.patience}")
+    if s.pruner not in PRUNERS:
+        errors.append(f"study.pruner must be one of {PRUNERS}, got {s.pruner!r}")
     errors += measures.check(cfg.risk)
     errors += _audit_problems(cfg.audit)
     if u.metric not in UTILITY_METRICS:

@@ -81,6 +81,16 @@ class StudyConfig:
                                    "maximise U and minimise M")
     pareto_pick: str = key("utility", help='the front point released in Pareto mode: "utility",'
                                            ' "loss" or "risk"')
+    checkpoints: bool = key(True, help="neural families (ctgan, tvae, copulagan) scored at "
+                                       "epochs first_checkpoint x 3^k and at their last: the "
+                                       "trial's candidate is its best feasible checkpoint "
+                                       "(full synthesis only)")
+    first_checkpoint: int = key(5, help="the first epoch count a neural trial is scored at")
+    patience: int = key(2, help="a neural trial stops training after this many checkpoints in "
+                                "a row over a risk limit (it only memorises more)")
+    pruner: str = key("hyperband", help='stops unpromising neural trials at a checkpoint: '
+                                        '"hyperband", "halving" (successive halving) or "none" '
+                                        "(single mode only)")
 
 
 @dataclasses.dataclass(frozen=True)

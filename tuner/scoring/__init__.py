@@ -1,8 +1,9 @@
 """Scoring one synthetic data set: U, every enabled measure, the constraints and the loss.
 
 :func:`evaluate` fits a family on the training split and scores what it makes; :func:`score`
-scores given data. U is SDMetrics' Quality Report (computed with arrays, the same numbers),
-Hellinger or TSTR efficacy; the measures come from the registry in :mod:`tuner.measures`.
+scores given data; :func:`evaluate_checkpoints` scores a neural fit every few epochs.
+U is SDMetrics' Quality Report (computed with arrays, the same numbers), Hellinger or TSTR
+efficacy; the measures come from the registry in :mod:`tuner.measures`.
 Modules: ``_evaluation``, ``_categorical``, ``_utility``, ``_quality``.
 """
 
@@ -20,6 +21,7 @@ _EXPORTS = {
     "coded_frames": "_categorical:coded",
     "data_sha256": "_evaluation",
     "evaluate": "_evaluation",
+    "evaluate_checkpoints": "_evaluation",
     "hellinger": "_utility",
     "quality_breakdown": "_utility",
     "quality_report": "_utility",
@@ -35,6 +37,7 @@ if TYPE_CHECKING:  # the exports' types, for mypy and editors (imported lazily a
         UnusableSynthesis,
         data_sha256,
         evaluate,
+        evaluate_checkpoints,
         score,
         score_partial,
         utility_score,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -31,7 +31,14 @@ from tuner.errors import TrialFailed
 from tuner.measures import PartialInputs, removed_by_gate
 from tuner.scoring import _categorical as categorical
 from tuner.scoring import _utility as util
-from tuner.synthesis import PartialSynthesis, kept_columns, synthesize, synthesize_partial
+from tuner.synthesis import (
+    PartialSynthesis,
+    Synthesis,
+    kept_columns,
+    synthesize,
+    synthesize_checkpoints,
+    synthesize_partial,
+)
 
 
 class UnusableSynthesis(TrialFailed, RuntimeError):
@@ -263,3 +270,28 @@ def evaluate(cfg: Config, split: Split, name: str, params: dict[str, Any], *, se
         fit_seconds=synthesis.fit_seconds, sample_seconds=synthesis.sample_seconds,
         noise_key=noise_key, **scored,
     )
+
+
+def evaluate_checkpoints(cfg: Config, split: Split, name: str, params: dict[str, Any], *,
+                         seed: int, at: tuple[int, ...],
+                         each: Callable[[int, Evaluation | UnusableSynthesis], None],
+                         threads: int = 1) -> int:
+    """Fit the neural family ``name`` for ``at[-1]`` epochs and score its records after each
+    epoch count of ``at`` (full synthesis; :func:`tuner.synthesis.synthesize_checkpoints`):
+    ``each(epochs, evaluation)`` gets the :class:`Evaluation` a plain fit of that many epochs
+    would get (its ``params["epochs"]`` the count), or the :class:`UnusableSynthesis` that
+    says why those records cannot be scored. Returns the checkpoints visited."""
+
+    def scored(epochs: int, synthesis: Synthesis) -> None:
+        try:
+            out = score(cfg, split, synthesis.synthetic, seed=seed)
+        except UnusableSynthesis as exc:
+            each(epochs, exc)
+            return
+        each(epochs, Evaluation(synthesizer=name, params={**params, "epochs": epochs},
+                                seed=seed, fit_seconds=synthesis.fit_seconds,
+                                sample_seconds=synthesis.sample_seconds, **out))
+
+    return synthesize_checkpoints(name, params, split.train, seed=seed, at=at, each=scored,
+                                  num_rows=cfg.study.sample_size, device=cfg.study.device,
+                                  threads=threads)

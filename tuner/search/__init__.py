@@ -1,11 +1,12 @@
 """Running a study: the Optuna search over the synthesisers, on one machine or many.
 
 What every worker needs (:class:`Context`, :func:`prepare`), the stores (Optuna storage and
-sampler, MLflow tracking), the budget and the trials (feasible, best, the Pareto front), one
-trial (the objective), K workers with progress, and what workers coordinate through (locks,
-worker slots, faults of the machine).
+sampler and pruner, MLflow tracking), the budget and the trials (feasible, best, the Pareto
+front), one trial (the objective; a neural one at its checkpoints), K workers with progress,
+and what workers coordinate through (locks, worker slots, faults of the machine).
 Modules: ``_context``, ``_secret``, ``_stored_split``, ``_tracking``, ``_budget``, ``_trials``,
-``_pareto``, ``_storage``, ``_database``, ``_locks``, ``_objective``, ``_study``, ``_plots`` (the
+``_pareto``, ``_storage``, ``_database``, ``_locks``, ``_objective``, ``_checkpointed``,
+``_study``, ``_plots`` (the
 risk-utility map and the history), ``_empty_store`` (a new MLflow store copied from an empty
 one).
 """

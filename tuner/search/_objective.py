@@ -33,6 +33,7 @@ from tuner._common.seeding import TRIAL_PATH
 from tuner.config import Config
 from tuner.errors import TrialFailed
 from tuner.search._budget import INTERRUPTED_PREFIX, claim_slot
+from tuner.search._checkpointed import Checkpoints, checkpointed, checkpoints_of
 from tuner.search._context import Context
 from tuner.search._tracking import Tracker
 from tuner.search._trials import DATA_SHA256_ATTR
@@ -61,10 +62,15 @@ def ask_params(trial: Trial, cfg: Config) -> tuple[str, dict[str, Any]]:
 
 
 def trial_params(trial: optuna.trial.FrozenTrial) -> tuple[str, dict[str, Any]]:
-    """The synthesiser and its parameters, read back from a finished trial."""
+    """The synthesiser and the parameters of the data a finished trial scored: a neural
+    trial's ``epochs`` are those of its scored checkpoint (:mod:`tuner.search._checkpointed`),
+    which a plain fit re-creates."""
     name = str(trial.params["synthesizer"])
-    return name, {k.split(".", 1)[1]: v for k, v in trial.params.items()
-                  if k.startswith(f"{name}.")}
+    params = {k.split(".", 1)[1]: v for k, v in trial.params.items()
+              if k.startswith(f"{name}.")}
+    if attrs.EPOCHS in trial.user_attrs:
+        params["epochs"] = int(trial.user_attrs[attrs.EPOCHS])
+    return name, params
 
 
 def _cut_short(trial: Trial, why: str) -> None:
@@ -101,6 +107,12 @@ class TrackedObjective:
         try:
             run, name, params = self._start(trial)
             return self._evaluate(trial, run, name, params)
+        except optuna.TrialPruned as exc:  # Optuna records it PRUNED; its run says so too
+            if run is not None:
+                self.tracker.log(run, tags={"state": "PRUNED", "feasible": False,
+                                            "pruned": str(exc)})
+                self.tracker.end(run, "FINISHED")
+            raise
         except Exception as exc:  # noqa: BLE001 - records the trial's MLflow run as failed, re-raises
             self._failed(trial, run, exc)
             raise
@@ -138,9 +150,19 @@ class TrackedObjective:
     def _evaluate(self, trial: Trial, run: str, name: str,
                   params: dict[str, Any]) -> float | tuple[float, float]:
         seed = self.ctx.derive(TRIAL_PATH, trial.number)
-        ev = scoring.evaluate(self.ctx.cfg, self.ctx.split, name, params, seed=seed,
-                              threads=self.threads,
-                              noise_key=self.ctx.noise_key(TRIAL_PATH, trial.number))
+        cfg = self.ctx.cfg
+        if checkpointed(cfg, name):
+            policy = Checkpoints(trial, cfg, self.tracker, run)
+            scoring.evaluate_checkpoints(cfg, self.ctx.split, name, params, seed=seed,
+                                         at=checkpoints_of(cfg, params), each=policy,
+                                         threads=self.threads)
+            ev = policy.chosen()
+            trial.set_user_attr(attrs.EPOCHS, int(ev.params["epochs"]))
+            trial.set_user_attr(attrs.STOPPED, policy.stopped)
+        else:
+            ev = scoring.evaluate(cfg, self.ctx.split, name, params, seed=seed,
+                                  threads=self.threads,
+                                  noise_key=self.ctx.noise_key(TRIAL_PATH, trial.number))
         for key, value in ev.constraints.items():
             trial.set_constraint(key, value)
         metrics = ev.metrics()

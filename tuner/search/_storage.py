@@ -34,6 +34,7 @@ from tuner.search._database import engine_url, is_postgres, opening, shown
 from tuner.search._locks import claim_lock, claim_worker_slot, pg_lock
 from tuner.search._tracking import Tracker, check_reachable
 from tuner.search._trials import PARETO_PICK_ATTR
+from tuner.synthesis import SYNTHESIZERS, narrow
 
 HEARTBEAT_SECONDS = 10
 GRACE_SECONDS = 60
@@ -105,6 +106,26 @@ def sampler(cfg: Config, slot: int) -> optuna.samplers.BaseSampler:
     )
 
 
+def pruner(cfg: Config) -> optuna.pruners.BasePruner:
+    """What stops an unpromising neural trial at a checkpoint (``[study] pruner``; Optuna keeps
+    no pruner in its storage, so every process builds it from the config). The rungs are the
+    checkpoints' (first_checkpoint x 3^k, :mod:`tuner.search._checkpointed`); Hyperband's
+    largest is the most epochs any searched family may draw."""
+    study = cfg.study
+    if study.pruner == "none" or study.mode != "single" or not study.checkpoints:
+        return optuna.pruners.NopPruner()
+    if study.pruner == "halving":
+        return optuna.pruners.SuccessiveHalvingPruner(min_resource=study.first_checkpoint,
+                                                      reduction_factor=3)
+    tops = [narrow(n, cfg.spaces.get(n))["epochs"] for n in study.synthesizers
+            if SYNTHESIZERS[n].has_epochs]
+    top = max((int(getattr(d, "high", study.first_checkpoint)) for d in tops),
+              default=study.first_checkpoint)
+    return optuna.pruners.HyperbandPruner(min_resource=study.first_checkpoint,
+                                          max_resource=max(top, study.first_checkpoint),
+                                          reduction_factor=3)
+
+
 def open_study(ctx: Context, worker: int = 0) -> optuna.Study:
     """Create or load the study; refuse one that was run on other data or in the other mode.
 
@@ -116,6 +137,7 @@ def open_study(ctx: Context, worker: int = 0) -> optuna.Study:
     study = optuna.create_study(
         study_name=ctx.cfg.study.name, storage=storage(ctx.storage_url),
         sampler=sampler(ctx.cfg, worker), directions=DIRECTIONS[mode], load_if_exists=True,
+        pruner=pruner(ctx.cfg),
     )
     stored = "pareto" if len(study.directions) > 1 else "single"
     if stored != mode:

@@ -250,8 +250,9 @@ class Tracker:
 
     def log(self, run_id: str, *, metrics: dict[str, float] | None = None,
             params: dict[str, Any] | None = None, tags: dict[str, Any] | None = None,
-            series: dict[str, Sequence[float]] | None = None) -> None:
-        """One batch: ``metrics`` at step 0, each of ``series`` as a metric whose value at
+            series: dict[str, Sequence[float]] | None = None, step: int = 0) -> None:
+        """One batch: ``metrics`` at ``step`` (a neural trial's checkpoints: its epochs, so
+        MLflow draws the learning curve), each of ``series`` as a metric whose value at
         step i is its i-th element (MLflow draws it as a line chart: a curve without the
         quarter second a rendered figure costs a trial)."""
         from mlflow.entities import Metric, Param, RunTag
@@ -279,10 +280,10 @@ class Tracker:
         now = int(time.time() * 1000)
         self.client.log_batch(
             run_id,
-            metrics=[Metric(keys[k], float(v), now, 0) for k, v in metrics.items()
+            metrics=[Metric(keys[k], float(v), now, step) for k, v in metrics.items()
                      if math.isfinite(float(v))]
-            + [Metric(keys[k], float(v), now, step) for k, values in series.items()
-               for step, v in enumerate(values) if math.isfinite(float(v))],
+            + [Metric(keys[k], float(v), now, i) for k, values in series.items()
+               for i, v in enumerate(values) if math.isfinite(float(v))],
             params=[Param(keys[k], str(v)[:6000]) for k, v in params.items()],
             tags=[RunTag(keys.get(k, k), str(v)[:MAX_TAG_VALUE]) for k, v in tags.items()],
         )

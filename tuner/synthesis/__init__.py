@@ -3,9 +3,10 @@
 The family registry (:data:`SYNTHESIZERS`, one :class:`SynthesizerSpec` each: SDV's Gaussian
 copula, CTGAN, TVAE and CopulaGAN, our sequential CART, the differentially private MST and AIM),
 their search spaces as data, building, fitting and sampling them seeded, and partial synthesis
-(the kept columns row by row, the synthesised ones drawn given them).
-Modules: ``_families``, ``_spaces``, ``_synthesizers``, ``_cart``, ``_dp``, ``_dp_mechanisms``,
-``_partial``.
+(the kept columns row by row, the synthesised ones drawn given them), and the neural families'
+fits looked at every few epochs (checkpoints).
+Modules: ``_families``, ``_spaces``, ``_synthesizers``, ``_checkpoints``, ``_cart``, ``_dp``,
+``_dp_mechanisms``, ``_partial``.
 """
 
 from __future__ import annotations
@@ -20,18 +21,23 @@ _EXPORTS = {
     "CARTSynthesizer": "_cart",
     "PartialSynthesis": "_partial",
     "SYNTHESIZERS": "_families",
+    "StopTraining": "_checkpoints",
+    "Synthesis": "_synthesizers",
     "SynthesizerSpec": "_families",
     "conditioning_problem": "_partial",
     "kept_columns": "_partial",
     "narrow": "_spaces",
     "register": "_families",
+    "rungs": "_checkpoints",
     "synthesize": "_synthesizers",
+    "synthesize_checkpoints": "_synthesizers",
     "synthesize_partial": "_partial",
     "unregister": "_families",
 }
 
 if TYPE_CHECKING:  # the exports' types, for mypy and editors (imported lazily at run time)
     from tuner.synthesis._cart import CARTSynthesizer
+    from tuner.synthesis._checkpoints import StopTraining, rungs
     from tuner.synthesis._families import SYNTHESIZERS, SynthesizerSpec, register, unregister
     from tuner.synthesis._partial import (
         PartialSynthesis,
@@ -40,7 +46,7 @@ if TYPE_CHECKING:  # the exports' types, for mypy and editors (imported lazily a
         synthesize_partial,
     )
     from tuner.synthesis._spaces import narrow
-    from tuner.synthesis._synthesizers import synthesize
+    from tuner.synthesis._synthesizers import Synthesis, synthesize, synthesize_checkpoints
 
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import joblib
@@ -16,6 +16,7 @@ from tuner._common.faults import fault_of
 from tuner._common.seeding import seeded
 from tuner.data import TABLE, metadata_for
 from tuner.errors import SynthesisFailed, TrialFailed
+from tuner.synthesis._checkpoints import CallbackRaised, checkpointed_fit
 from tuner.synthesis._families import SYNTHESIZERS
 from tuner.synthesis._spaces import decode
 
@@ -78,6 +79,39 @@ def synthesize(
     return Synthesis(synthetic.reset_index(drop=True), fit_seconds, sample_seconds)
 
 
+def synthesize_checkpoints(
+    name: str,
+    params: dict[str, Any],
+    train: pd.DataFrame,
+    *,
+    seed: int,
+    at: Sequence[int],
+    each: Callable[[int, Synthesis], None],
+    num_rows: int | None = None,
+    device: str = "cpu",
+    threads: int = 1,
+) -> int:
+    """:func:`synthesize` of a neural family looked at after each epoch count of ``at`` (its
+    last the fit's epochs): ``each(epochs, synthesis)`` gets the records a plain fit of that
+    many epochs gives (:mod:`tuner.synthesis._checkpoints`) and the training's seconds so far,
+    and may end training by raising :class:`~tuner.synthesis._checkpoints.StopTraining`; what
+    else it raises passes as it is. Returns the checkpoints visited."""
+    if not SYNTHESIZERS[name].has_epochs:
+        raise ValueError(f"{name!r} does not train in epochs: it has no checkpoints")
+
+    def visit(done: int, records: pd.DataFrame, trained: float, sampled: float) -> None:
+        each(done, Synthesis(records, trained, sampled))
+
+    try:
+        with failing_as_trial(name, params):
+            synth = build(name, {**params, "epochs": at[-1]}, train, seed=seed, device=device)
+            with seeded(seed, threads=threads), joblib.parallel_config(backend="sequential"):
+                return checkpointed_fit(synth, train, seed=seed, at=at,
+                                        num_rows=num_rows or len(train), each=visit)
+    except CallbackRaised as exc:
+        raise exc.original from None
+
+
 @contextlib.contextmanager
 def failing_as_trial(name: str, params: dict[str, Any]) -> Iterator[None]:
     """An exception the synthesiser raises inside the block (SDV's, torch's, a DP library's:
@@ -86,7 +120,7 @@ def failing_as_trial(name: str, params: dict[str, Any]) -> Iterator[None]:
     full disk) and a :class:`tuner.errors.TrialFailed` already said pass as they are."""
     try:
         yield
-    except TrialFailed:
+    except (TrialFailed, CallbackRaised):
         raise
     except Exception as exc:  # noqa: BLE001 - any library's error in a fit is the trial's, wrapped with its cause
         if fault_of(exc) is not None:

@@ -1,0 +1,131 @@
+"""Neural trials scored at checkpoints (tuner/search/_checkpointed.py): the best feasible
+checkpoint is the candidate and what the release re-creates, training stops after `patience`
+checkpoints over a risk limit, the pruner prunes, MLflow holds the curve."""
+
+from __future__ import annotations
+
+import json
+import types
+
+import optuna
+import pytest
+from mlflow.tracking import MlflowClient
+from optuna.trial import TrialState
+
+from tests.tuner.conftest import NO_AUDIT, write_config
+from tuner import config
+from tuner._common import attrs
+from tuner.release._export import export
+from tuner.search._checkpointed import WORST_LOSS, Checkpoints, checkpointed, checkpoints_of
+from tuner.search._context import prepare
+from tuner.search._storage import pruner
+from tuner.search._study import run_study
+from tuner.synthesis import StopTraining
+
+
+class _Tracker:
+    def __init__(self):
+        self.logged = []
+
+    def log(self, run, *, step=0, metrics=None, **kwargs):
+        self.logged.append((step, metrics))
+
+
+def _ev(loss, feasible, epochs):
+    return types.SimpleNamespace(loss=types.SimpleNamespace(loss=loss), feasible=feasible,
+                                 utility=-loss, membership=types.SimpleNamespace(m=0.1),
+                                 fit_seconds=float(epochs), params={"epochs": epochs})
+
+
+def _policy(tmp_path, epochs=45, **study):
+    cfg = config.load(write_config(tmp_path, synthesizers=("tvae",), extra=NO_AUDIT))
+    cfg = config.with_overrides(cfg, **study)
+    study = optuna.create_study()
+    study.enqueue_trial({"synthesizer": "tvae", "tvae.epochs": epochs})
+    trial = study.ask()
+    trial.suggest_categorical("synthesizer", ["tvae"])
+    trial.suggest_int("tvae.epochs", 1, 300)
+    return Checkpoints(trial, cfg, _Tracker(), "run"), trial
+
+
+def test_the_candidate_is_the_best_feasible_checkpoint_not_the_last(tmp_path):
+    policy, trial = _policy(tmp_path)
+    policy(5, _ev(-0.50, True, 5))
+    policy(15, _ev(-0.70, True, 15))
+    policy(45, _ev(-0.80, False, 45))  # better loss, but over a risk limit
+    assert policy.chosen().params == {"epochs": 15}
+    assert [p["epochs"] for p in trial.user_attrs[attrs.CURVE]] == [5, 15, 45]
+    # what Optuna was told at each rung: the loss the trial would return if it stopped there
+    assert trial.storage.get_trial(trial._trial_id).intermediate_values == {
+        5: -0.50, 15: -0.70, 45: -0.70}
+    assert [step for step, _ in policy.tracker.logged] == [5, 15, 45]
+
+
+def test_training_stops_after_patience_checkpoints_over_a_limit(tmp_path):
+    policy, trial = _policy(tmp_path, epochs=300)
+    policy(5, _ev(-0.40, False, 5))
+    policy(15, _ev(-0.50, True, 15))
+    policy(45, _ev(-0.60, False, 45))
+    with pytest.raises(StopTraining, match="2 checkpoint"):
+        policy(135, _ev(-0.65, False, 135))
+    assert policy.chosen().params == {"epochs": 15}
+    assert policy.stopped.startswith("stopped at epoch 135")
+
+
+def test_nothing_feasible_reports_the_worst_loss_and_keeps_the_last(tmp_path):
+    policy, trial = _policy(tmp_path, epochs=5)
+    policy(5, _ev(-0.40, False, 5))
+    assert trial.storage.get_trial(trial._trial_id).intermediate_values == {5: WORST_LOSS}
+    assert policy.chosen().params == {"epochs": 5}
+
+
+def test_which_trials_are_checkpointed_and_at_what_epochs(tmp_path):
+    cfg = config.load(write_config(tmp_path, synthesizers=("tvae", "cart")))
+    assert checkpointed(cfg, "tvae") and not checkpointed(cfg, "cart")
+    assert not checkpointed(config.with_overrides(cfg, checkpoints=False), "tvae")
+    assert checkpoints_of(cfg, {"epochs": 100}) == (5, 15, 45, 100)
+    assert isinstance(pruner(cfg), optuna.pruners.HyperbandPruner)
+    assert isinstance(pruner(config.with_overrides(cfg, pruner="halving")),
+                      optuna.pruners.SuccessiveHalvingPruner)
+    for study in ({"pruner": "none"}, {"mode": "pareto"}, {"checkpoints": False}):
+        assert isinstance(pruner(config.with_overrides(cfg, **study)), optuna.pruners.NopPruner)
+    with pytest.raises(config.ConfigError, match="study.pruner must be one of .*'asha'"):
+        config.with_overrides(cfg, pruner="asha")
+    with pytest.raises(config.ConfigError, match="study.patience must be >= 1 checkpoint, got 0"):
+        config.with_overrides(cfg, patience=0)
+
+
+@pytest.mark.slow
+def test_a_study_of_checkpointed_trials_releases_the_checkpoint_it_scored(tmp_path):
+    path = write_config(tmp_path, synthesizers=("tvae",), n_trials=6, public_seed=True,
+                        extra=NO_AUDIT)
+    tvae = "[space.tvae]\nepochs = [1, 2]"  # the tiny space, widened to have rungs
+    path.write_text(path.read_text().replace(tvae, "[space.tvae]\nepochs = [3, 12]"))
+    cfg = config.with_overrides(config.load(path), first_checkpoint=1, pruner="halving")
+    ctx = prepare(cfg)
+    study = run_study(ctx, progress=False)
+    trials = study.get_trials(deepcopy=False)
+    assert len(trials) == 6
+    done = [t for t in trials if t.state == TrialState.COMPLETE]
+    for t in done:
+        epochs = t.params["tvae.epochs"]
+        steps = sorted(t.intermediate_values)
+        assert steps[-1] <= epochs and steps[0] == 1
+        assert t.user_attrs[attrs.EPOCHS] in steps
+        assert [p["epochs"] for p in t.user_attrs[attrs.CURVE]] == steps
+    pruned = [t for t in trials if t.state == TrialState.PRUNED]
+    assert pruned, "successive halving at reduction 3 pruned none of 6 trials"
+    client = MlflowClient(tracking_uri=f"sqlite:///{cfg.study.output / 'mlflow.db'}")
+    exp = client.get_experiment_by_name(cfg.study.name)
+    runs = {r.data.tags.get("optuna_trial"): r for r in
+            client.search_runs([exp.experiment_id], max_results=100)}
+    assert runs[str(pruned[0].number)].data.tags["state"] == "PRUNED"
+    export(ctx, study)
+    manifest = json.loads((cfg.study.output / "release" / "manifest.json").read_text())
+    released = study.trials[manifest["trial"]]
+    # the release was re-created by a plain fit of the checkpoint's epochs, and its data
+    # fingerprint matched the trial's (export refuses otherwise)
+    assert manifest["params"]["epochs"] == released.user_attrs[attrs.EPOCHS]
+    history = client.get_metric_history(released.user_attrs[attrs.MLFLOW_RUN_ID],
+                                        "checkpoint.loss")
+    assert sorted(m.step for m in history) == sorted(released.intermediate_values)

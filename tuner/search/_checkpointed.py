@@ -1,0 +1,102 @@
+"""A neural trial scored at its checkpoints: the best feasible one is its candidate.
+
+A trial of a family that trains in epochs (``[study] checkpoints``, full synthesis) is fitted
+once for its drawn ``epochs`` and scored at the geometric rungs ``first_checkpoint x 3^k`` and
+at its last epoch (:func:`tuner.synthesis.rungs`, the rungs Optuna's Hyperband and successive
+halving pruners compare trials at). At each checkpoint :class:`Checkpoints`:
+
+- keeps the best *feasible* checkpoint (lowest loss, every constraint <= 0): the trial's
+  candidate, re-created at release by a plain fit of its epochs (the same records,
+  :mod:`tuner.synthesis._checkpoints`), and the audit's shadows train to the same epochs;
+- logs the checkpoint's loss, U, M and feasibility to the trial's MLflow run at step = epochs
+  and keeps the learning curve on the trial (:data:`tuner._common.attrs.CURVE`);
+- reports to Optuna (single mode: Optuna has no intermediate values for several objectives)
+  the loss the trial would return if it stopped now: the best feasible loss so far, or 0, the
+  worst a loss ``-w(M) U`` can be, while none is feasible; the pruner may then stop the trial
+  (PRUNED, Li et al. 2018);
+- stops training after ``[study] patience`` checkpoints in a row over a risk limit: a
+  generator that memorises does not unlearn by training on (SDV issues #222 and #264).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import optuna
+from optuna.trial import Trial
+
+from tuner._common import attrs
+from tuner.config import Config
+from tuner.scoring import Evaluation, UnusableSynthesis
+from tuner.search._tracking import Tracker
+from tuner.synthesis import SYNTHESIZERS, StopTraining, rungs
+
+WORST_LOSS = 0.0  # loss = -w(M) U lies in [-1, 0] (El Emam et al. 2022)
+
+
+def checkpointed(cfg: Config, name: str) -> bool:
+    """Whether trials of ``name`` are scored at checkpoints under ``cfg``."""
+    return bool(cfg.study.checkpoints and SYNTHESIZERS[name].has_epochs
+                and not cfg.study.synthesize)
+
+
+def checkpoints_of(cfg: Config, params: dict[str, Any]) -> tuple[int, ...]:
+    """The epoch counts a trial with ``params`` is scored at."""
+    return rungs(int(params["epochs"]), first=cfg.study.first_checkpoint)
+
+
+@dataclasses.dataclass
+class Checkpoints:
+    """The policy at each checkpoint of one trial (see the module docstring)."""
+
+    trial: Trial
+    cfg: Config
+    tracker: Tracker
+    run: str
+    best: Evaluation | None = None
+    last: Evaluation | None = None
+    unusable: UnusableSynthesis | None = None
+    over: int = 0  # checkpoints in a row over a risk limit
+    curve: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    stopped: str = ""
+
+    def __call__(self, epochs: int, ev: Evaluation | UnusableSynthesis) -> None:
+        if isinstance(ev, UnusableSynthesis):  # not a candidate; later epochs may be usable
+            self.unusable = ev
+            self.curve.append({"epochs": epochs, "unusable": str(ev)[:300]})
+            return
+        self.last = ev
+        if ev.feasible and (self.best is None or ev.loss.loss < self.best.loss.loss):
+            self.best = ev
+        self.over = 0 if ev.feasible else self.over + 1
+        point = {"epochs": epochs, "loss": ev.loss.loss, "utility": ev.utility,
+                 "m": ev.membership.m, "feasible": ev.feasible,
+                 "fit_seconds": ev.fit_seconds}
+        self.curve.append(point)
+        self.tracker.log(self.run, step=epochs, metrics={
+            "checkpoint.loss": ev.loss.loss, "checkpoint.utility": ev.utility,
+            "checkpoint.m": ev.membership.m, "checkpoint.feasible": float(ev.feasible),
+            "checkpoint.fit_seconds": ev.fit_seconds})
+        self.trial.set_user_attr(attrs.CURVE, self.curve)
+        if self.cfg.study.mode == "single" and self.cfg.study.pruner != "none":
+            self.trial.report(self.best.loss.loss if self.best else WORST_LOSS, step=epochs)
+            if self.trial.should_prune():
+                self.stopped = f"pruned at epoch {epochs}"
+                raise optuna.TrialPruned(f"{self.stopped}: its loss so far was not among the "
+                                         "best of the trials that reached this epoch")
+        if self.over >= self.cfg.study.patience and epochs < self.trial_epochs():
+            self.stopped = (f"stopped at epoch {epochs}: {self.over} checkpoint(s) in a row "
+                            "over a risk limit")
+            raise StopTraining(self.stopped)
+
+    def trial_epochs(self) -> int:
+        return int(self.trial.params[f"{self.trial.params['synthesizer']}.epochs"])
+
+    def chosen(self) -> Evaluation:
+        """The trial's candidate: its best feasible checkpoint, else its last scored one."""
+        pick = self.best or self.last
+        if pick is None:
+            assert self.unusable is not None
+            raise self.unusable
+        return pick

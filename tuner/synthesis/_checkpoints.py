@@ -1,0 +1,200 @@
+"""Checkpointed training of the neural families: the same fit, looked at every few epochs.
+
+CTGAN, TVAE and CopulaGAN train in epochs (the ``ctgan`` package's loops, which SDV calls and
+offers no callback for). :func:`synthesize_checkpoints` runs the very fit
+:func:`tuner.synthesis._synthesizers.synthesize` runs, and at each epoch count of ``at`` samples
+the networks as they stand: the loop's epoch iterator (the ``tqdm`` the ``ctgan`` modules call
+around ``range(epochs)``) is replaced, for the fit only, by one that hands over to a callback
+between epochs. The sample is drawn as a fit of exactly that many epochs would draw it (the
+synthesiser's sampling generator set to the seed, SDV's reverse transforms reset), and every
+random state the training reads (Python's, NumPy's and torch's global generators, the networks'
+buffers and modes) is put back before training goes on. So the records at checkpoint ``e`` are
+the records a plain fit of ``e`` epochs gives for the same seed (tests/tuner/synthesis/
+test_checkpoints.py compares them value for value); the release re-creates a checkpoint by
+fitting its epochs.
+
+The callback may end training early by raising :class:`StopTraining` (the trial has what it
+needs) or any other exception (Optuna's ``TrialPruned``), which passes through.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tuner.data import TABLE
+from tuner.errors import TrialFailed
+
+# the modules whose epoch loop iterates `tqdm(range(epochs), ...)` (ctgan 0.12): CTGAN's also
+# trains CopulaGAN
+_LOOPS = ("ctgan.synthesizers.ctgan", "ctgan.synthesizers.tvae")
+# the networks sampling runs through: their buffers (batch-norm statistics) and train/eval mode
+_NETWORKS = ("_generator", "decoder")
+
+
+class StopTraining(Exception):  # noqa: N818 - a signal, not an error
+    """Raised by a checkpoint callback: training ends here, the checkpoints so far stand."""
+
+
+class CallbackRaised(Exception):  # noqa: N818 - a carrier, unwrapped by the caller
+    """What a checkpoint callback raised (its ``original``), carried through the fit so that
+    the synthesiser's failures, and only they, are said as the trial's
+    (:func:`tuner.synthesis._synthesizers.failing_as_trial` lets it pass)."""
+
+    def __init__(self, original: Exception) -> None:
+        super().__init__(repr(original))
+        self.original = original
+
+
+def rungs(epochs: int, *, first: int, factor: int = 3) -> tuple[int, ...]:
+    """The epoch counts a fit of ``epochs`` epochs is looked at: ``first``, ``first * factor``,
+    ``first * factor**2``, ... below ``epochs``, and ``epochs`` itself (the geometric rungs of
+    successive halving, Jamieson & Talwalkar 2016; Li et al. 2018, Hyperband)."""
+    if epochs < 1 or first < 1 or factor < 2:
+        raise ValueError(f"rungs need epochs >= 1, first >= 1 and factor >= 2, got {epochs}, "
+                         f"{first} and {factor}")
+    out: list[int] = []
+    step = first
+    while step < epochs:
+        out.append(step)
+        step *= factor
+    return (*out, epochs)
+
+
+class _Epochs:
+    """What the patched ``tqdm(range(epochs))`` returns: the epochs, with a call between two
+    (and after the last) when the count done is a checkpoint; the time spent in the calls is
+    kept apart from the training's."""
+
+    def __init__(self, epochs: range, visit: Callable[[int, float], None],
+                 at: Sequence[int], started: float) -> None:
+        self.epochs, self.visit, self.at = epochs, visit, set(at)
+        self.outside = 0.0  # seconds spent in checkpoints, not in training
+        self.started = started  # when the fit began (its transforms count as training)
+
+    def __iter__(self) -> Iterator[int]:
+        for i in self.epochs:
+            if i in self.at and i > 0:
+                self._checkpoint(i)
+            yield i
+        self._checkpoint(len(self.epochs))
+
+    def _checkpoint(self, done: int) -> None:
+        if done not in self.at:
+            return
+        trained = time.perf_counter() - self.started - self.outside
+        start = time.perf_counter()
+        try:
+            self.visit(done, trained)
+        finally:
+            self.outside += time.perf_counter() - start
+
+    # the loops call these when verbose: nothing to show
+    def set_description(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def set_postfix(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def _epoch_hook(make: Callable[[range], _Epochs]) -> Iterator[list[_Epochs]]:
+    """Within the block, the ``ctgan`` loops iterate their epochs through ``make``."""
+    import importlib
+
+    modules = [importlib.import_module(name) for name in _LOOPS]
+    missing = [m.__name__ for m in modules if not hasattr(m, "tqdm")]
+    if missing:
+        import ctgan
+
+        raise TrialFailed(f"checkpointed training needs the epoch loop of ctgan 0.12 "
+                          f"(installed: {ctgan.__version__}; {missing} have none): set "
+                          "[study] checkpoints = false")
+    made: list[_Epochs] = []
+
+    def iterate(iterable: range, *args: Any, **kwargs: Any) -> _Epochs:
+        made.append(make(iterable))
+        return made[-1]
+
+    saved = [m.tqdm for m in modules]  # type: ignore[attr-defined]
+    for m in modules:
+        setattr(m, "tqdm", iterate)  # noqa: B010 - the module's global, for this fit only
+    try:
+        yield made
+    finally:
+        for m, original in zip(modules, saved, strict=True):
+            setattr(m, "tqdm", original)  # noqa: B010
+
+
+@contextlib.contextmanager
+def _untouched(model: Any) -> Iterator[None]:
+    """Whatever sampling inside the block changes that training reads, put back after it."""
+    states = random.getstate(), np.random.get_state()
+    import torch
+
+    torch_state = torch.get_rng_state()
+    nets = [getattr(model, n) for n in _NETWORKS if getattr(model, n, None) is not None]
+    kept = [(net, copy.deepcopy(net.state_dict()), net.training) for net in nets]
+    try:
+        yield
+    finally:
+        random.setstate(states[0])
+        np.random.set_state(states[1])
+        torch.set_rng_state(torch_state)
+        for net, state, training in kept:
+            net.load_state_dict(state)
+            net.train(training)
+        model.set_random_state(None)
+
+
+def sample_now(synth: Any, num_rows: int, *, seed: int) -> pd.DataFrame:
+    """``num_rows`` records of ``synth`` mid-fit, drawn as after a fit of the epochs done so
+    far (:func:`tuner.synthesis._synthesizers.fitted` seeds its sampling the same way)."""
+    with _untouched(synth._model):
+        synth._data_processor.reset_sampling()  # the reverse transforms as right after a fit
+        synth._fitted = True  # SDV's sample() refuses an unfitted synthesiser
+        try:
+            synth._set_random_state(seed)
+            return synth.sample(num_rows)[TABLE].reset_index(drop=True)
+        finally:
+            synth._fitted = False
+            synth._data_processor.reset_sampling()
+
+
+def checkpointed_fit(synth: Any, train: pd.DataFrame, *, seed: int, at: Sequence[int],
+                     num_rows: int,
+                     each: Callable[[int, pd.DataFrame, float, float], None]) -> int:
+    """Fit ``synth`` (an SDV neural synthesiser, built with the last of ``at`` as its epochs)
+    on ``train`` inside :func:`tuner.synthesis._synthesizers.fitted`'s seeding, calling
+    ``each(epochs_done, records, training_seconds, sampling_seconds)`` at every epoch count of
+    ``at``; return the
+    checkpoints visited. :class:`StopTraining` from ``each`` ends the fit there."""
+    seen: list[int] = []
+
+    def visit(done: int, trained: float) -> None:
+        seen.append(done)
+        start = time.perf_counter()
+        records = sample_now(synth, num_rows, seed=seed)
+        sampled = time.perf_counter() - start
+        try:
+            each(done, records, trained, sampled)
+        except StopTraining:
+            raise
+        except Exception as exc:  # noqa: BLE001 - carried out of the fit, raised as it was
+            raise CallbackRaised(exc) from exc
+
+    started = time.perf_counter()
+    with _epoch_hook(lambda epochs: _Epochs(epochs, visit, at, started)), \
+            contextlib.suppress(StopTraining):
+        synth.fit({TABLE: train})
+    if not seen:
+        raise TrialFailed("checkpointed training saw no epoch of the fit: the ctgan loop "
+                          "changed; set [study] checkpoints = false")
+    return len(seen)
