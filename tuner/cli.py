@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from tuner._common import attrs
+from tuner._common import attrs, stopping
 from tuner._common.quiet import quiet_libraries
 
 EXIT_OK, EXIT_ERROR, EXIT_CONFIG, EXIT_NO_RELEASE = 0, 1, 2, 3
@@ -316,57 +316,69 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_CONFIG
     quiet_libraries()
 
-    from tuner.api import load, load_config
-    from tuner.config import ConfigError
     from tuner.release import NoFeasibleTrial
 
     try:
-        if args.command in ("run", "demo"):
-            output = args.output
-            if args.command == "demo" and output is None:
-                output = Path("demo-output")
-            cfg = load_config(args.config if args.command == "run" else None,
-                              n_trials=args.trials, output=output, workers=args.workers,
-                              mode=args.mode, synthesizers=tuple(args.synthesizers)
-                              if args.synthesizers else None,
-                              public_seed=True if args.public_seed else None)
-            _check_paths(cfg, "--output" if args.output is not None else "study.output")
-            _check_device(cfg)
-            return _run(cfg, progress=not args.no_progress)
-        if args.command == "dashboard":
-            from tuner.dashboard import run_command
-
-            run_command(args.directory, storage_url=args.storage, host=args.host, port=args.port)
-            return EXIT_OK
-        if args.command == "report" and (args.storage or args.study):
-            if not (args.storage and args.study):
-                raise ConfigError("report --storage URL needs --study NAME (the study's "
-                                  "study.name), and --study needs --storage")
-            tuned = load(args.directory, storage=args.storage, study=args.study)
-        elif args.directory is None:
-            raise ConfigError("report needs an output folder, a config, or --storage and --study")
-        else:
-            _check_run_file(Path(args.directory))
-            tuned = load(args.directory)
-        _check_study(tuned, args)
-        if args.command == "report":
-            _print_table(tuned)
-            released = tuned.release_folder
-            if released is not None and (released / "manifest.json").exists():
-                _print_release_summary(released)
-            if args.write:
-                for path in tuned.write_report():
-                    print(f"wrote {path}")
-            return EXIT_OK
-        folder = tuned.release()
-        print(f"release written to {folder.resolve()} (trial {tuned.released_trial})")
-        _print_release_summary(folder)
-        return EXIT_OK
+        with stopping.terminating_as_interrupt():
+            return _command(args)
     except NoFeasibleTrial as exc:
         print(f"NO RELEASE CANDIDATE.\n{exc}", file=sys.stderr)
         return EXIT_NO_RELEASE
+    except stopping.Terminated:
+        print("stopped by SIGTERM (kill, timeout or a batch scheduler): the trial or audit "
+              "running was cut short and the processes it started were ended; run the same "
+              "command again to resume", file=sys.stderr)
+        return stopping.EXIT_TERMINATED
     except KeyboardInterrupt:
         print("interrupted; run the same command again to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - _failure says a fault or bad input in one line and re-raises anything else (a bug keeps its traceback)
         return _failure(exc)
+
+
+def _command(args: argparse.Namespace) -> int:
+    """The parsed command, run; its errors are said by :func:`main`."""
+    from tuner.api import load, load_config
+    from tuner.config import ConfigError
+
+    if args.command in ("run", "demo"):
+        output = args.output
+        if args.command == "demo" and output is None:
+            output = Path("demo-output")
+        cfg = load_config(args.config if args.command == "run" else None,
+                          n_trials=args.trials, output=output, workers=args.workers,
+                          mode=args.mode, synthesizers=tuple(args.synthesizers)
+                          if args.synthesizers else None,
+                          public_seed=True if args.public_seed else None)
+        _check_paths(cfg, "--output" if args.output is not None else "study.output")
+        _check_device(cfg)
+        return _run(cfg, progress=not args.no_progress)
+    if args.command == "dashboard":
+        from tuner.dashboard import run_command
+
+        run_command(args.directory, storage_url=args.storage, host=args.host, port=args.port)
+        return EXIT_OK
+    if args.command == "report" and (args.storage or args.study):
+        if not (args.storage and args.study):
+            raise ConfigError("report --storage URL needs --study NAME (the study's "
+                              "study.name), and --study needs --storage")
+        tuned = load(args.directory, storage=args.storage, study=args.study)
+    elif args.directory is None:
+        raise ConfigError("report needs an output folder, a config, or --storage and --study")
+    else:
+        _check_run_file(Path(args.directory))
+        tuned = load(args.directory)
+    _check_study(tuned, args)
+    if args.command == "report":
+        _print_table(tuned)
+        released = tuned.release_folder
+        if released is not None and (released / "manifest.json").exists():
+            _print_release_summary(released)
+        if args.write:
+            for path in tuned.write_report():
+                print(f"wrote {path}")
+        return EXIT_OK
+    folder = tuned.release()
+    print(f"release written to {folder.resolve()} (trial {tuned.released_trial})")
+    _print_release_summary(folder)
+    return EXIT_OK

@@ -80,7 +80,8 @@ def free_reserve(output: Path) -> None:
 
 @contextlib.contextmanager
 def interrupt_after() -> Iterator[None]:
-    """Run the block whole: a Ctrl-C that arrives inside it takes effect when it ends.
+    """Run the block whole: a Ctrl-C (or a SIGTERM that :mod:`tuner._common.stopping` turns
+    into one) that arrives inside it takes effect when it ends.
 
     A KeyboardInterrupt raised in the middle of a database write (inside SQLAlchemy's session)
     leaves that connection's SQLite transaction open with its write lock, so every later write
@@ -90,16 +91,25 @@ def interrupt_after() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    caught: list[Any] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(frame))
+    from tuner._common import stopping
+
+    deferred: list[int] = [signal.SIGINT, *([signal.SIGTERM] if stopping.raising() else [])]
+    caught: list[tuple[int, Any]] = []
+    def keep(signum: int, frame: Any) -> None:
+        caught.append((signum, frame))
+
+    previous: dict[int, Any] = {s: signal.signal(s, keep) for s in deferred}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
         if caught:
-            if callable(previous):
-                previous(signal.SIGINT, caught[0])
-            elif previous == signal.SIG_DFL:
+            signum, frame = caught[0]
+            handler = previous[signum]
+            if callable(handler):
+                handler(signum, frame)
+            elif handler == signal.SIG_DFL:
                 raise KeyboardInterrupt
 
 

@@ -24,6 +24,7 @@ import joblib
 import optuna
 from optuna.trial import FrozenTrial
 
+from tuner._common import stopping
 from tuner._common.faults import Fault
 from tuner._common.quiet import quiet_libraries
 from tuner.config import Config
@@ -105,6 +106,7 @@ def _optimize(ctx: Context, parent_run: str, budget: int,
 
 def _worker_main(cfg: Config, parent_run: str, budget: int) -> None:
     quiet_libraries()
+    stopping.install()  # ended by the invocation (or a scheduler): its trial cut short cleanly
     try:
         _optimize(prepare(cfg), parent_run, budget)
     except Fault as exc:  # one line, as the invocation's own process says it
@@ -130,6 +132,7 @@ def run_study(ctx: Context, *, progress: bool = True) -> optuna.Study:
     })
     done = budget_used(study)
     status = "FINISHED"
+    procs: list[Any] = []
     try:
         if done < cfg.study.n_trials:
             # no more processes than trials left: each starts one before it checks the budget
@@ -146,6 +149,8 @@ def run_study(ctx: Context, *, progress: bool = True) -> optuna.Study:
             bar.close()
     except BaseException as exc:  # noqa: BLE001 - only records the parent run's status; re-raised
         status = "KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED"
+        if _end_workers(procs):  # killed ones left their trials RUNNING: failed now
+            fail_dead_local_trials(study)
         raise
     finally:
         try:
@@ -158,6 +163,26 @@ def run_study(ctx: Context, *, progress: bool = True) -> optuna.Study:
     return study
 
 
+def _end_workers(procs: list[Any], *, wait: float = 3.0) -> int:
+    """End the worker processes still running (SIGTERM: each cuts its trial short as the
+    invocation does), killed if they have not gone within ``wait`` seconds; return how many
+    were killed. Ctrl-C on a terminal reaches them itself; a SIGTERM to the invocation
+    (``kill``, a scheduler) does not, and they would run on as orphans."""
+    alive = [p for p in procs if p.is_alive()]
+    for p in alive:
+        with contextlib.suppress(OSError):
+            p.terminate()
+    deadline = time.monotonic() + wait
+    killed = 0
+    for p in alive:
+        p.join(max(0.0, deadline - time.monotonic()))
+        if p.is_alive():
+            p.kill()
+            p.join()
+            killed += 1
+    return killed
+
+
 def _finish_parent(tracker: Tracker, parent: str, study: optuna.Study, cfg: Config,
                    status: str) -> None:
     frame = trials_frame(study)
@@ -165,7 +190,7 @@ def _finish_parent(tracker: Tracker, parent: str, study: optuna.Study, cfg: Conf
     choice = pareto_choice(study) if is_pareto(study) else None
     front = tuple(t.number for t in choice[1]) if choice else ()
     best = best_feasible(study)
-    if len(complete):
+    if len(complete) and status != "KILLED":  # a stopped job stops: no figures drawn then
         tracker.log_figure(parent, "risk_utility.png", plots.risk_utility(
             complete, threshold=cfg.risk.m_threshold, front=front,
             released=best.number if best and is_pareto(study) else None))
