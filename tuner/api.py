@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,9 +31,11 @@ from tuner._common import attrs
 from tuner.config import Config, ConfigError
 from tuner.errors import InputError
 from tuner.release import (
+    JobBudget,
     Manifest,
     NoFeasibleTrial,
     check_audit_backend,
+    check_fits,
     export_release,
     read_manifest,
     write_report,
@@ -212,8 +215,21 @@ def start(cfg: Config, *, progress: bool = False) -> tuple[TunedStudy, Any]:
         with claim_lock(ctx, "stores"):
             open_study(ctx)
     _save_run_file(cfg, ctx.storage_url, ctx.mlflow_uri)
-    run_study(ctx, progress=progress)
-    return load(cfg.study.output), ctx
+    if cfg.study.budget_minutes is None:
+        run_study(ctx, progress=progress)
+        return load(cfg.study.output), ctx
+    budget = JobBudget(ctx, cfg.study.budget_minutes * 60.0)
+    check_fits(ctx)  # a budget too small for one audit: refused before any trial
+    # no trial starts after the budget's end (the helper workers keep to that alone)
+    ends = min(budget.left(), cfg.study.timeout or math.inf)
+    searching = dataclasses.replace(ctx, cfg=dataclasses.replace(
+        cfg, study=dataclasses.replace(cfg.study, timeout=ends)))
+    run_study(searching, progress=progress, callbacks=[budget],
+              stop_at=lambda: budget.search_until)
+    # the audit takes what is left, at most audit.max_minutes
+    left = dataclasses.replace(cfg.audit, max_minutes=budget.audit_minutes())
+    return load(cfg.study.output), dataclasses.replace(ctx, cfg=dataclasses.replace(
+        cfg, audit=left), deadline=budget.started + budget.seconds)
 
 
 def tune(config: str | Path | Mapping[str, Any] | None, *, output: str | Path | None = None,

@@ -5,8 +5,8 @@ tables of 1,000 holdout records) of a CART or Gaussian-copula release on Adult f
 10 minutes on 2 cores. Adult's 48,842 people split as the tuner splits them (train 0.5 / holdout
 0.3 / audit 0.2: 24,421 training records whose vulnerability is searched, 14,653 holdout records
 the shadow tables are drawn from). For each generator: the tuner's own estimate before it
-starts (one pilot fit timed, :func:`tuner.release._audit.plan`) against the measured wall time, with
-the fits over 2 processes, as ``risk-tuner`` runs them.
+starts (one pilot fit timed, :func:`tuner.release._audit_plan.plan`) against the measured wall
+time, with the fits over 2 processes, as ``risk-tuner`` runs them.
 
 Run: ``python -m experiments.benchmarks.bench_audit [--output FILE]`` from the repository root
 with ../shared/data present (about 15 minutes). Prints a Markdown report and writes it to its

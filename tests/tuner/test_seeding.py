@@ -33,7 +33,7 @@ def test_threads_and_audit_processes_count_the_cores_this_process_may_use(monkey
     from types import SimpleNamespace
 
     import risk._audit_game as game
-    from tuner.release._audit import _jobs
+    from tuner.release._audit_plan import _jobs
     from tuner.search._study import threads_per_worker
 
     monkeypatch.setattr(os, "cpu_count", lambda: 64)

@@ -119,6 +119,8 @@ def _problems(cfg: Config) -> list[str]:
         errors.append(f"study.n_trials must be >= 1, got {s.n_trials}")
     if s.workers < 1:
         errors.append(f"study.workers must be >= 1, got {s.workers}")
+    if s.budget_minutes is not None and not s.budget_minutes > 0:
+        errors.append(f"study.budget_minutes must be > 0 minutes, got {s.budget_minutes}")
     if s.timeout is not None and s.timeout <= 0:
         errors.append(f"study.timeout must be > 0 seconds, got {s.timeout}")
     if s.sample_size is not None and s.sample_size < 1:

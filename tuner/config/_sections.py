@@ -61,6 +61,10 @@ class StudyConfig:
                                         help="families searched (see [space.FAMILY] below)")
     n_trials: int = key(20, help="trial budget, over every worker")
     timeout: float | None = key(None, help="seconds after which no trial starts")
+    budget_minutes: float | None = key(
+        None, help="minutes for the whole job, trials and release audit: the search keeps back "
+                   "the audit time estimated from the candidates' own fits (and a refusal's); "
+                   "one too small for any audit is refused before the first trial")
     seed: int = key(0, help="the one seed everything derives from (split, samplers, fits), "
                             "mixed with the study's secret")
     public_seed: bool = key(False, help="true: no secret, the split, fits and DP noise follow "

@@ -27,25 +27,30 @@ so no membership audit runs there (identification risk is the measure; the repor
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import math
 import time
-import warnings
 from typing import Any, TypedDict
 
-import joblib
 import numpy as np
 import optuna
-import pandas as pd
 
 import risk
 from tuner._common import attrs
 from tuner._common.progress import shown
 from tuner._common.seeding import AUDIT_SEED
-from tuner.measures import remove_replicated_uniques
 from tuner.release import _audit_backend as audit_backend
+from tuner.release._audit_plan import (
+    Plan,
+    _family,
+    _limit,
+    _minutes,
+    _sample_ratio,
+    _size,
+    _targets,
+    plan,
+)
 from tuner.release._audit_set import audit_set_check, refusal, winners_curse
 from tuner.release._audit_verdict import person_verdict, persons, refused_why
 from tuner.release._manifest import Audit
@@ -53,112 +58,13 @@ from tuner.release._recreate import AuditOverBudget, NoFeasibleTrial, ReleaseRej
 from tuner.release._report_audit import verdict_summary
 from tuner.scoring import Evaluation
 from tuner.search import Context, trial_params
-from tuner.synthesis import synthesize
 
 AUDIT_PREFIX = attrs.AUDIT_PREFIX
 DP_FAMILIES = ("mst", "aim")
-NEIGHBOURS = 5  # k of the vulnerability score (Meeus et al. 2023)
 # the audit's statistics (issue 32: thresholds fixed on calibration runs, intervals clustered
 # by fit; issue 44: a p-value per person): an audit kept in a study from before them is not
 # reused
 AUDIT_STATISTICS = 3
-
-
-@dataclasses.dataclass(frozen=True)
-class ReleasedFamily:
-    """``fit_sample`` for :func:`risk.membership_audit`: the released family, its tuned
-    parameters, one thread per fit, and the gate's removal of replicated uniques.
-
-    ``sample_ratio``: synthetic records per training record, the release's
-    (``study.sample_size / n_train``, 1 by default), so that a shadow table's synthetic data
-    are as dense around its records as the release is around the training records."""
-
-    name: str
-    params: dict[str, Any]
-    device: str
-    policy: str
-    sample_ratio: float = 1.0
-
-    def __call__(self, table: pd.DataFrame, seed: int) -> pd.DataFrame:
-        rows = max(1, round(len(table) * self.sample_ratio))
-        with warnings.catch_warnings():  # SDV's, hundreds of times over
-            warnings.simplefilter("ignore")
-            out = synthesize(self.name, self.params, table, seed=seed, device=self.device,
-                             threads=1, num_rows=rows).synthetic
-        return remove_replicated_uniques(table, out, self.policy)[0]
-
-
-@dataclasses.dataclass(frozen=True)
-class Plan:
-    """What will run: the design, the fits, the processes and the estimated seconds."""
-
-    design: str | None  # None: nothing fits in max_minutes
-    fits: int
-    jobs: int
-    seconds: float
-    pilot_seconds: float
-    estimates: dict[str, float]
-    why: str = ""  # how the design was chosen (said in the terminal, the manifest, the report)
-
-
-def _targets(ctx: Context) -> int:
-    """``[audit] targets``, at most what the training records allow (each needs 5 others)."""
-    return max(1, min(ctx.cfg.audit.targets, len(ctx.split.train) - NEIGHBOURS - 1))
-
-
-def _jobs(ctx: Context) -> int:
-    return ctx.cfg.audit.jobs or joblib.cpu_count()  # the cores this process may use
-
-
-def plan(ctx: Context, family: ReleasedFamily, size: int, seed: int) -> Plan:
-    """Time one pilot fit of a shadow-sized table and choose the design (module docstring).
-
-    The timed fit follows an untimed one on another table with another seed, which pays what
-    only a process's first fit of a family pays (imports, first calls), as the audit's hundreds
-    of fits do not (a CART fit on 1,000 Adult records in a new process: 3.5 s, then 0.3 s;
-    timed cold, the default audit would move from the per-target game to the shared one). Not
-    the same table and seed twice: JAX (MST, AIM) compiles for the model's shapes (the cliques
-    chosen, MST's merged values), which follow from the data and the noise, and reuses a
-    compilation only for the same shapes, which audit fits seldom share (AIM on Fair: 4 s timed
-    after a fit of the same table and seed, 11-22 s each in the audit that followed)."""
-    a, n_train = ctx.cfg.audit, len(ctx.split.train)
-    other = (seed + 1) % 2**32  # seeds are 32-bit (tuner.search._context's derive)
-    warm_up, table = (ctx.split.holdout.sample(size, random_state=s).reset_index(drop=True)
-                      for s in (other, seed))
-    family(warm_up, other)  # untimed
-    start = time.perf_counter()
-    family(table, seed)
-    pilot = time.perf_counter() - start
-    jobs = _jobs(ctx)
-    fixed = 3.4e-8 * n_train ** 2 + 0.3 * _targets(ctx) + (5.0 if jobs > 1 else 0.0)
-    k = _targets(ctx)
-    estimates = {d: fixed + pilot * fits / min(jobs, fits) * 1.15 for d, fits in
-                 (("per_target", k * a.shadows), ("shared", a.shadows))}
-    budget = a.max_minutes * 60.0
-    if a.design != "auto":  # the design asked for, within the budget like any other
-        design: str | None = a.design if estimates[a.design] <= budget else None
-        why = f"audit.design = {a.design!r}"
-    else:
-        design = next((d for d in ("per_target", "shared") if estimates[d] <= budget), None)
-        why = ("audit.design = 'auto': the per-target game fits in audit.max_minutes"
-               if design == "per_target" else
-               f"audit.design = 'auto': the per-target game would take about "
-               f"{_minutes(estimates['per_target'])}, more than audit.max_minutes = "
-               f"{a.max_minutes:g}, so the shared game (cheaper, weaker when the targets "
-               f"resemble each other) ran instead")
-    fits = 0 if design is None else (k * a.shadows if design == "per_target" else a.shadows)
-    seconds = math.nan if design is None else estimates[design]
-    return Plan(design, fits, jobs, seconds, pilot, estimates, why)
-
-
-def _minutes(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
-
-
-def _sample_ratio(ctx: Context) -> float:
-    """Synthetic records per training record in the release (``study.sample_size``)."""
-    n_train = len(ctx.split.train)
-    return (ctx.cfg.study.sample_size or n_train) / n_train
 
 
 def _key(ctx: Context, best: optuna.trial.FrozenTrial, design: str) -> str:
@@ -180,16 +86,6 @@ def _kept(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial
     if isinstance(kept, dict) and kept.get("key") in {_key(ctx, best, d) for d in designs}:
         return kept
     return None
-
-
-def _family(ctx: Context, name: str, params: dict[str, Any]) -> ReleasedFamily:
-    cfg = ctx.cfg
-    return ReleasedFamily(name, dict(params), cfg.study.device, cfg.risk.replicated_uniques,
-                          _sample_ratio(ctx))
-
-
-def _size(ctx: Context) -> int:
-    return min(ctx.cfg.audit.shadow_size, len(ctx.split.holdout))
 
 
 def preflight(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial
@@ -218,8 +114,7 @@ def _over_budget(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTri
     why = (f"the membership audit of trial {best.number} ({name}) would take "
            f"about {_minutes(chosen.estimates['per_target'])} (per target) or "
            f"{_minutes(chosen.estimates['shared'])} (shared) on {chosen.jobs} process(es), "
-           f"one fit {chosen.pilot_seconds:.2f} s: more than audit.max_minutes = "
-           f"{a.max_minutes:g}")
+           f"one fit {chosen.pilot_seconds:.2f} s: more than {_limit(ctx)}")
     if a.required and study.user_attrs.get(attrs.RELEASED) == best.number:
         raise NoFeasibleTrial(  # the study's release: left as it is, never withdrawn
             f"{why}; trial {best.number} is the study's release and is left as it is "

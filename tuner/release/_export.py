@@ -29,6 +29,7 @@ import os
 import re
 import shutil
 import socket
+import time
 from pathlib import Path
 from typing import Any, Literal, overload
 
@@ -102,10 +103,18 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
     me = f"{socket.gethostname()}:{os.getpid()}"
     folder = folder or ctx.output / "release"
     revive_over_budget(ctx, study)
+    tried = 0
     while True:  # the best feasible trial; the next one when its data fail in full
         best = best_feasible(study)
         if best is None:
             raise NoFeasibleTrial(explain_infeasible(study))
+        if tried and ctx.deadline is not None and time.monotonic() >= ctx.deadline:
+            raise NoFeasibleTrial(
+                f"the job's time (study.budget_minutes = {ctx.cfg.study.budget_minutes:g}) ran "
+                f"out after {tried} candidate(s) were tried; trial {best.number} is next: run "
+                f"`risk-tuner release {ctx.output}` to go on without the budget, or raise "
+                "budget_minutes")
+        tried += 1
         with claim_lock(ctx, "release-claim"):  # check and claim in one step, for every host
             if best.number in rejected(study):
                 continue  # refused by another worker since it was picked

@@ -32,6 +32,7 @@ _EXPORTS = {
     "is_pareto": "_trials",
     "is_remote": "_tracking",
     "local_uri": "_tracking",
+    "is_feasible": "_trials",
     "loss_of": "_trials",
     "open_storage": "_storage:storage",
     "open_study": "_storage",
@@ -64,6 +65,7 @@ if TYPE_CHECKING:  # the exports' types, for mypy and editors (imported lazily a
     from tuner.search._tracking import Tracker, is_remote, local_uri, ui_command
     from tuner.search._trials import (
         best_feasible,
+        is_feasible,
         is_pareto,
         loss_of,
         pareto_choice,

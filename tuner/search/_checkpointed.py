@@ -15,12 +15,15 @@ halving pruners compare trials at). At each checkpoint :class:`Checkpoints`:
   worst a loss ``-w(M) U`` can be, while none is feasible; the pruner may then stop the trial
   (PRUNED, Li et al. 2018);
 - stops training after ``[study] patience`` checkpoints in a row over a risk limit: a
-  generator that memorises does not unlearn by training on (SDV issues #222 and #264).
+  generator that memorises does not unlearn by training on (SDV issues #222 and #264); and
+  once the job's time budget needs the rest for the audit (:mod:`tuner.release._budget`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import time
+from collections.abc import Callable
 from typing import Any
 
 import optuna
@@ -54,6 +57,7 @@ class Checkpoints:
     cfg: Config
     tracker: Tracker
     run: str
+    stop_at: Callable[[], float] | None = None  # the job's budget: monotonic end of the search
     best: Evaluation | None = None
     last: Evaluation | None = None
     unusable: UnusableSynthesis | None = None
@@ -85,6 +89,10 @@ class Checkpoints:
                 self.stopped = f"pruned at epoch {epochs}"
                 raise optuna.TrialPruned(f"{self.stopped}: its loss so far was not among the "
                                          "best of the trials that reached this epoch")
+        if (self.stop_at is not None and time.monotonic() >= self.stop_at()
+                and epochs < self.trial_epochs()):
+            self.stopped = f"stopped at epoch {epochs}: the job's time left is the audit's"
+            raise StopTraining(self.stopped)
         if self.over >= self.cfg.study.patience and epochs < self.trial_epochs():
             self.stopped = (f"stopped at epoch {epochs}: {self.over} checkpoint(s) in a row "
                             "over a risk limit")

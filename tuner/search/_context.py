@@ -64,6 +64,9 @@ class Context:
     # CSV columns of whole numbers read as text for their leading zeros (tuner.data)
     codes_as_text: tuple[str, ...] = ()
     progress: bool = True  # progress bars on long work (the release audit); --no-progress: off
+    # the job's end (time.monotonic(); study.budget_minutes, tuner.release._budget): the release
+    # tries no further candidate after it
+    deadline: float | None = None
     # the study's secret (tuner.search._secret); None: public seeds. Never in a repr/traceback
     secret: int | None = dataclasses.field(default=None, repr=False)
     # what value protection coded before any fit (tuner.data.protect; names and counts only)

@@ -14,6 +14,7 @@ import os
 import socket
 import sys
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 import optuna
@@ -94,9 +95,9 @@ class TrackedObjective:
     """
 
     def __init__(self, ctx: Context, tracker: Tracker, parent_run: str, threads: int,
-                 budget: int) -> None:
+                 budget: int, *, stop_at: Callable[[], float] | None = None) -> None:
         self.ctx, self.tracker, self.parent, self.threads = ctx, tracker, parent_run, threads
-        self.budget = budget
+        self.budget, self.stop_at = budget, stop_at
         self.fault: Fault | None = None
 
     def __call__(self, trial: Trial) -> float | tuple[float, float]:
@@ -152,7 +153,7 @@ class TrackedObjective:
         seed = self.ctx.derive(TRIAL_PATH, trial.number)
         cfg = self.ctx.cfg
         if checkpointed(cfg, name):
-            policy = Checkpoints(trial, cfg, self.tracker, run)
+            policy = Checkpoints(trial, cfg, self.tracker, run, stop_at=self.stop_at)
             scoring.evaluate_checkpoints(cfg, self.ctx.split, name, params, seed=seed,
                                          at=checkpoints_of(cfg, params), each=policy,
                                          threads=self.threads)

@@ -18,6 +18,7 @@ import multiprocessing as mp
 import os
 import socket
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import joblib
@@ -60,10 +61,12 @@ def _reap(study: optuna.Study, tracker: Tracker) -> None:
 
 
 def _optimize(ctx: Context, parent_run: str, budget: int,
-              callbacks: list[Any] | None = None) -> None:
+              callbacks: list[Any] | None = None,
+              stop_at: Callable[[], float] | None = None) -> None:
     tracker, study = open_stores(ctx, optimizing=True)
     objective = TrackedObjective(ctx, tracker, parent_run,
-                                 threads_per_worker(ctx.cfg.study.workers), budget)
+                                 threads_per_worker(ctx.cfg.study.workers), budget,
+                                 stop_at=stop_at)
     timeout = ctx.cfg.study.timeout
     deadline = None if timeout is None else time.monotonic() + timeout
     waits = ctx.storage_url.startswith(("sqlite", "postgres", "mysql"))  # heartbeat
@@ -72,6 +75,8 @@ def _optimize(ctx: Context, parent_run: str, budget: int,
     while budget_used(study) < budget:
         now = time.monotonic()
         if deadline is not None and now >= deadline:
+            break
+        if stop_at is not None and now >= stop_at():  # the job's budget keeps the rest
             break
         free = budget - budget_used(study, in_flight=True)
         if free > 0:
@@ -113,8 +118,12 @@ def _worker_main(cfg: Config, parent_run: str, budget: int) -> None:
         raise SystemExit(f"error in worker {os.getpid()}: {exc}") from None
 
 
-def run_study(ctx: Context, *, progress: bool = True) -> optuna.Study:
-    """Run (or resume) the study to its budget with ``workers`` processes; log the parent run."""
+def run_study(ctx: Context, *, progress: bool = True, callbacks: Sequence[Any] = (),
+              stop_at: Callable[[], float] | None = None) -> optuna.Study:
+    """Run (or resume) the study to its budget with ``workers`` processes; log the parent run.
+    ``callbacks``: Optuna callbacks of this process's trials (the job's time budget,
+    :mod:`tuner.release._budget`); ``stop_at``: the monotonic time after which a neural trial
+    of this process stops at its next checkpoint."""
     cfg = ctx.cfg
     tracker, study = open_stores(ctx)  # creates both databases before any worker starts
     fixed = fail_dead_local_trials(study) + tracker.fail_orphans()
@@ -143,7 +152,8 @@ def run_study(ctx: Context, *, progress: bool = True) -> optuna.Study:
             for p in procs:
                 p.start()
             bar = _Progress(cfg.study.n_trials, done, progress)
-            _optimize(ctx, parent, cfg.study.n_trials, callbacks=[bar])
+            _optimize(ctx, parent, cfg.study.n_trials, callbacks=[bar, *callbacks],
+                      stop_at=stop_at)
             for p in procs:
                 p.join()
             bar.close()

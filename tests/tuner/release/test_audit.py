@@ -242,7 +242,7 @@ class _CompilingCART(CARTSynthesizer):
 def test_the_pilot_fit_pays_what_each_audit_fit_pays(tiny_config):
     # the untimed warm-up must not be the timed fit's own table and seed: a compilation cache
     # would then make the pilot free and the estimate a fraction of the audit's time
-    from tuner.release._audit import _family, plan
+    from tuner.release._audit_plan import _family, plan
 
     spec = SynthesizerSpec("compiling", "CART paying for each new table", lambda: _CompilingCART,
                            {"min_samples_leaf": SYNTHESIZERS["cart"].space["min_samples_leaf"]},
@@ -444,7 +444,7 @@ def test_shadow_tables_sample_the_releases_ratio_of_synthetic_records():
     # have the same ratio, so an attack meets records as dense as the release's
     from types import SimpleNamespace
 
-    from tuner.release._audit import ReleasedFamily, _sample_ratio
+    from tuner.release._audit_plan import ReleasedFamily, _sample_ratio
 
     table = pd.DataFrame({"a": np.arange(400) % 9, "b": np.arange(400) % 4})
     for ratio, rows in ((1.0, 400), (0.25, 100), (2.0, 800)):

@@ -12,7 +12,7 @@ import risk
 from tests.data import unavailable
 from tuner.config import AuditConfig
 from tuner.data import read_builtin, split
-from tuner.release._audit import ReleasedFamily
+from tuner.release import ReleasedFamily
 from tuner.release._audit_backend import check_reachable, running
 
 try:
