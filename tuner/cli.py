@@ -119,7 +119,8 @@ EXIT_CODES = """exit status:
        or a bug: Python's traceback (please report it)
   2    bad configuration, arguments or input, before any trial: one line naming it
   3    no release candidate: no trial met every constraint, or each was refused
-  130  interrupted (Ctrl-C); run the same command again to resume"""
+  130  interrupted (Ctrl-C); run the same command again to resume
+  143  stopped by SIGTERM (kill, timeout, a batch scheduler): as Ctrl-C, its processes ended"""
 
 
 class _Parser(argparse.ArgumentParser):

@@ -31,6 +31,7 @@ from tuner import scoring
 from tuner._common import attrs
 from tuner._common.faults import Fault, fault_of, free_reserve
 from tuner._common.seeding import TRIAL_PATH
+from tuner._common.stopping import Terminated
 from tuner.config import Config
 from tuner.errors import TrialFailed
 from tuner.search._budget import INTERRUPTED_PREFIX, claim_slot
@@ -117,9 +118,11 @@ class TrackedObjective:
         except Exception as exc:  # noqa: BLE001 - records the trial's MLflow run as failed, re-raises
             self._failed(trial, run, exc)
             raise
-        except KeyboardInterrupt:  # Ctrl-C: Optuna fails the trial; its run is ended too
+        except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: Optuna fails the trial, and
+            # its run is ended too
+            why = "stopped by SIGTERM" if isinstance(exc, Terminated) else "interrupted (Ctrl-C)"
             with contextlib.suppress(Exception):
-                _cut_short(trial, "interrupted (Ctrl-C)")
+                _cut_short(trial, why)
             for opened in self._runs_of(trial, run):
                 with contextlib.suppress(Exception):
                     self.tracker.end(opened, "KILLED")
