@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tuner._common import stopping
+
 FAULT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EACCES, errno.EPERM}
 FAULT_TEXTS = ("database or disk is full", "no space left on device", "disk quota exceeded",
                "readonly database", "read-only file system", "disk i/o error",
@@ -91,8 +93,6 @@ def interrupt_after() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    from tuner._common import stopping
-
     deferred: list[int] = [signal.SIGINT, *([signal.SIGTERM] if stopping.raising() else [])]
     caught: list[tuple[int, Any]] = []
     def keep(signum: int, frame: Any) -> None:

@@ -79,9 +79,7 @@ class Checkpoints:
                  "fit_seconds": ev.fit_seconds}
         self.curve.append(point)
         self.tracker.log(self.run, step=epochs, metrics={
-            "checkpoint.loss": ev.loss.loss, "checkpoint.utility": ev.utility,
-            "checkpoint.m": ev.membership.m, "checkpoint.feasible": float(ev.feasible),
-            "checkpoint.fit_seconds": ev.fit_seconds})
+            f"checkpoint.{k}": float(v) for k, v in point.items() if k != "epochs"})
         self.trial.set_user_attr(attrs.CURVE, self.curve)
         if self.cfg.study.mode == "single" and self.cfg.study.pruner != "none":
             self.trial.report(self.best.loss.loss if self.best else WORST_LOSS, step=epochs)

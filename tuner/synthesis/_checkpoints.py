@@ -81,13 +81,12 @@ class _Epochs:
 
     def __iter__(self) -> Iterator[int]:
         for i in self.epochs:
-            if i in self.at and i > 0:
-                self._checkpoint(i)
+            self._checkpoint(i)  # i epochs are done
             yield i
         self._checkpoint(len(self.epochs))
 
     def _checkpoint(self, done: int) -> None:
-        if done not in self.at:
+        if done not in self.at:  # not a checkpoint (nor 0: no epoch is done yet)
             return
         trained = time.perf_counter() - self.started - self.outside
         start = time.perf_counter()

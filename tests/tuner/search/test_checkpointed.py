@@ -72,6 +72,15 @@ def test_training_stops_after_patience_checkpoints_over_a_limit(tmp_path):
     assert policy.stopped.startswith("stopped at epoch 135")
 
 
+def test_a_spent_time_budget_stops_training_at_the_next_checkpoint(tmp_path):
+    policy, trial = _policy(tmp_path, epochs=45)
+    policy.stop_at = lambda: 0.0  # the search's end has passed
+    with pytest.raises(StopTraining, match="the job's time left is the audit's"):
+        policy(5, _ev(-0.40, True, 5))
+    assert policy.chosen().params == {"epochs": 5}
+    policy(45, _ev(-0.50, True, 45))  # the last epoch: nothing left to stop
+
+
 def test_nothing_feasible_reports_the_worst_loss_and_keeps_the_last(tmp_path):
     policy, trial = _policy(tmp_path, epochs=5)
     policy(5, _ev(-0.40, False, 5))
