@@ -24,6 +24,7 @@ from tuner.synthesis import SYNTHESIZERS, narrow
 UTILITY_METRICS = ("quality_report", "hellinger", "efficacy")
 DEVICES = ("cpu", "cuda")
 MODES = ("single", "pareto")
+DP_DOMAINS = ("codebook", "data")  # where a DP family's domain may come from ([data] dp_domain)
 PICK_RULES = ("utility", "loss", "risk")  # which front point a Pareto study releases
 PRUNERS = ("hyperband", "halving", "none")  # what stops a neural trial at a checkpoint
 
@@ -105,6 +106,8 @@ def _problems(cfg: Config) -> list[str]:
         errors.append(f"data.audit_fraction must be in [0, 1 - data.train_fraction = "
                       f"{1.0 - d.train_fraction:g}) so that a holdout is left, got "
                       f"{d.audit_fraction}")
+    if d.dp_domain not in DP_DOMAINS:
+        errors.append(f"data.dp_domain must be one of {DP_DOMAINS}, got {d.dp_domain!r}")
     unknown = [x for x in s.synthesizers if x not in SYNTHESIZERS]
     if unknown:
         errors.append(f"study.synthesizers has unknown name(s) {unknown}; "

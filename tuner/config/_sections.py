@@ -43,6 +43,15 @@ class DataConfig:
                    "the config's folder: sdtypes, datetime formats; PII, id and key columns are "
                    "released as fake values")
     identifiers: tuple[str, ...] = key((), help="direct identifiers: dropped before anything else")
+    codebook: Path | None = key(
+        None, help="the public domain, JSON or CSV, relative to the config's folder: per column "
+                   'its categories, its range or "public" (docs/usage.md, "The codebook"); the '
+                   "DP families' bins and every family's range come from it, and value "
+                   "protection leaves its columns alone")
+    dp_domain: str = key("codebook", help='"codebook": mst and aim need every column in '
+                                          '[data] codebook (else exit 2); "data": a domain read '
+                                          "from the data is accepted, and the release is then "
+                                          "said not to be DP")
     protect_k: int = key(10, help="value protection before any fit: numbers and dates beyond the "
                                  "k-th largest or smallest training value top- or bottom-coded "
                                  "to it, categories held by fewer than k training records merged "

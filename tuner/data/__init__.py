@@ -7,13 +7,15 @@ columns are released as fake values (``_metadata``), and draw those values (``_f
 the records once, seeded,
 into training, holdout and the sealed audit set; build SDV metadata that holds column names
 and sdtypes only, never a value of the data.
-top- and bottom-code extremes and merge rare categories before any fit (``_protect``).
-Modules: ``_read``, ``_dates``, ``_identifiers`` (by name and uniqueness; by content in
-``_content``), ``_metadata``, ``_fakes``, ``_protect``.
+top- and bottom-code extremes and merge rare categories before any fit (``_protect``);
+read the codebook, the public domain of each column (``_codebook``).
+Modules: ``_read``, ``_codebook``, ``_dates``, ``_identifiers`` (by name and uniqueness; by
+content in ``_content``), ``_metadata``, ``_fakes``, ``_protect``.
 """
 
 from __future__ import annotations
 
+from tuner.data._codebook import Codebook, Domain, read_codebook
 from tuner.data._content import content_reason
 from tuner.data._dates import ambiguous_dates, detect_format, formatted, read_dates
 from tuner.data._fakes import REDRAWS, fill, key_problems
@@ -51,7 +53,8 @@ from tuner.data._read import (
 )
 
 __all__ = [
-    "BUILTIN", "CATEGORY_LIMIT", "CHOICES", "DEMO_TABLE", "PROTECTED", "REDRAWS", "STATISTICAL",
+    "BUILTIN", "CATEGORY_LIMIT", "CHOICES", "Codebook", "Domain", "read_codebook",
+    "DEMO_TABLE", "PROTECTED", "REDRAWS", "STATISTICAL",
     "TABLE", "Declared", "Protection", "Split", "conflicts", "fill", "follow", "merged_formats",
     "key_problems", "missing_columns", "protect",
     "read_metadata", "content_reason", "ambiguous_dates",

@@ -24,9 +24,10 @@ before the split reaches any synthesiser:
   held by ``k`` or more, so that no level of fewer than ``k`` people is left.
 
 The thresholds are the training records' (the data the models see); the same coding is applied
-to the holdout and the audit set, so that every measure compares like with like. Booleans and
-missing values are left as they are. The record (:class:`Protection`) names the columns and how
-many values changed, never a value.
+to the holdout and the audit set, so that every measure compares like with like. Booleans,
+missing values and the columns a codebook declares (their domain is public,
+:mod:`tuner.data._codebook`) are left as they are. The record (:class:`Protection`) names the
+columns and how many values changed, never a value.
 """
 
 from __future__ import annotations
@@ -84,10 +85,11 @@ class Protection:
 
     k: int
     columns: dict[str, dict[str, Any]]
+    public: tuple[str, ...] = ()  # declared by the codebook: left alone
 
     def record(self) -> dict[str, Any]:
         """The manifest's ``protection`` entry."""
-        return {"k": self.k, "columns": self.columns,
+        return {"k": self.k, "columns": self.columns, "public_by_codebook": list(self.public),
                 "method": "numbers and dates beyond the k-th largest or smallest training value "
                           "top- or bottom-coded to it; categories held by fewer than k training "
                           f"records merged into {PROTECTED!r}; before any fit"}
@@ -137,13 +139,15 @@ def rules(train: pd.DataFrame, k: int) -> list[ColumnRule]:
     return out
 
 
-def protect(frames: dict[str, pd.DataFrame], k: int) -> tuple[dict[str, pd.DataFrame],
-                                                                Protection]:
+def protect(frames: dict[str, pd.DataFrame], k: int, *,
+            public: frozenset[str] = frozenset()) -> tuple[dict[str, pd.DataFrame], Protection]:
     """``frames`` (``train`` first, then the holdout and the audit set) coded by the rules of
-    ``frames["train"]`` (module docstring); ``k = 0`` returns them as they are."""
+    ``frames["train"]`` (module docstring); ``k = 0`` returns them as they are. ``public``:
+    the columns a codebook declares (:mod:`tuner.data._codebook`), left as they are: their
+    categories and range are public by declaration."""
     if k <= 0:
-        return frames, Protection(0, {})
-    found = rules(frames["train"], k)
+        return frames, Protection(0, {}, tuple(sorted(public)))
+    found = [r for r in rules(frames["train"], k) if r.column not in public]
     out = {name: frame.copy(deep=False) for name, frame in frames.items()}  # columns replaced
     said: dict[str, dict[str, Any]] = {}
     for rule in found:
@@ -158,4 +162,4 @@ def protect(frames: dict[str, pd.DataFrame], k: int) -> tuple[dict[str, pd.DataF
                              {"coded": "rare categories set missing" if rule.to_missing else
                                        "rare categories merged",
                               "categories_merged": rule.merged, "changed": changed})
-    return out, Protection(k, said)
+    return out, Protection(k, said, tuple(sorted(public)))

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 import risk
+from tuner.data._codebook import Codebook
 from tuner.data._dates import whole_numbers
 from tuner.data._identifiers import check_declared
 from tuner.errors import ConfigError, InputError
@@ -34,7 +35,8 @@ CATEGORY_LIMIT = 20
 class Split:
     """The study's split (design §2 and 13), as positions into the real table: train, holdout
     and the sealed audit set (empty for a study made before audit sets existed). No trial reads
-    ``audit``: only the release does."""
+    ``audit``: only the release does. ``domain``: the codebook the synthesisers take their
+    domain from (:mod:`tuner.data._codebook`)."""
 
     train: pd.DataFrame
     holdout: pd.DataFrame
@@ -43,6 +45,7 @@ class Split:
     audit: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
     audit_positions: np.ndarray = dataclasses.field(
         default_factory=lambda: np.zeros(0, dtype=np.int64))
+    domain: Codebook | None = None  # the public domain ([data] codebook), if one is given
 
     @property
     def has_audit(self) -> bool:

@@ -8,7 +8,8 @@ Modules: ``_export``, ``_recreate``, ``_refusals``, ``_audit``, ``_audit_plan`` 
 time), ``_audit_backend``, ``_audit_set``,
 ``_audit_verdict`` (the candidate's decision), ``_manifest``, ``_report``, ``_report_audit``,
 ``_summary``, ``_fake_columns``, ``_plots`` (the release's figures), ``_budget`` (one time
-budget for the trials and the audit).
+budget for the trials and the audit), ``_domain`` (what the domain came from, what a DP
+family's epsilon covers as released).
 """
 
 from __future__ import annotations

@@ -16,9 +16,10 @@ from typing import Any
 import joblib
 import pandas as pd
 
+from tuner.data import Codebook
 from tuner.measures import remove_replicated_uniques
 from tuner.search import Context
-from tuner.synthesis import synthesize
+from tuner.synthesis import dp_as_released, synthesize
 
 NEIGHBOURS = 5  # k of the vulnerability score (Meeus et al. 2023)
 
@@ -37,13 +38,14 @@ class ReleasedFamily:
     device: str
     policy: str
     sample_ratio: float = 1.0
+    domain: Codebook | None = None  # the codebook, as the release's fit has it
 
     def __call__(self, table: pd.DataFrame, seed: int) -> pd.DataFrame:
         rows = max(1, round(len(table) * self.sample_ratio))
         with warnings.catch_warnings():  # SDV's, hundreds of times over
             warnings.simplefilter("ignore")
             out = synthesize(self.name, self.params, table, seed=seed, device=self.device,
-                             threads=1, num_rows=rows).synthetic
+                             threads=1, num_rows=rows, domain=self.domain).synthetic
         return remove_replicated_uniques(table, out, self.policy)[0]
 
 
@@ -134,9 +136,12 @@ def _sample_ratio(ctx: Context) -> float:
 
 
 def _family(ctx: Context, name: str, params: dict[str, Any]) -> ReleasedFamily:
-    cfg = ctx.cfg
-    return ReleasedFamily(name, dict(params), cfg.study.device, cfg.risk.replicated_uniques,
-                          _sample_ratio(ctx))
+    cfg, domain = ctx.cfg, (None if ctx.cfg.study.synthesize else ctx.split.domain)
+    # a DP release is not filtered (its guarantee stands in for the gate's removal of copies)
+    policy = ("none" if dp_as_released(name, domain, ctx.split.train)
+              else cfg.risk.replicated_uniques)
+    return ReleasedFamily(name, dict(params), cfg.study.device, policy, _sample_ratio(ctx),
+                          domain)
 
 
 def _size(ctx: Context) -> int:

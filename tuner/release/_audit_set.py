@@ -44,7 +44,7 @@ def audit_set_check(ctx: Context, ev: Evaluation, *, threads: int = 1) -> dict[s
     split = ctx.split
     sealed = Split(train=split.train, holdout=split.audit,
                    train_positions=split.train_positions,
-                   holdout_positions=split.audit_positions)
+                   holdout_positions=split.audit_positions, domain=split.domain)
     extra: dict[str, Any] = {}
     if ctx.cfg.study.synthesize:
         again, extra = _partial_again(ctx, sealed, ev, threads)
@@ -54,7 +54,8 @@ def audit_set_check(ctx: Context, ev: Evaluation, *, threads: int = 1) -> dict[s
         return {"available": False, "rows": [], "failed": [],
                 "note": "the candidate's data as sampled were not kept"}
     else:
-        again = score(ctx.cfg, sealed, ev.sampled, seed=ev.seed, release=True)
+        again = score(ctx.cfg, sealed, ev.sampled, seed=ev.seed, release=True,
+                      family=ev.synthesizer)
     return _side_by_side(ctx, ev, again) | extra
 
 

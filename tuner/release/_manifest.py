@@ -31,6 +31,7 @@ import optuna
 
 from tuner._common import attrs
 from tuner.errors import InputError
+from tuner.release import _domain as domain
 from tuner.scoring import Evaluation
 from tuner.search import Context
 from tuner.synthesis import SYNTHESIZERS
@@ -209,6 +210,7 @@ class Manifest(TypedDict):
     released_columns: NotRequired[list[str]]
     metadata_file: NotRequired[str]
     protection: dict[str, Any]
+    domain: dict[str, Any]
 
 
 READ_NEEDS = ("study", "trial", "synthesizer")  # what every reader needs of a manifest
@@ -305,6 +307,7 @@ def manifest(ev: Evaluation, ctx: Context, best: optuna.trial.FrozenTrial,
         "synthetic_file": "synthetic.csv",
         "report": report_data,
         "protection": ctx.protection.record(),
+        "domain": domain.record(ctx, ev.synthesizer, ev.params),
     }
     if cfg.study.synthesize:
         out["partial"] = partial_manifest(ev, ctx)

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from tuner import measures
+from tuner.release import _domain as domain
 from tuner.release import _report_audit as report_audit
 from tuner.release._manifest import Manifest, Selection
 from tuner.release._summary import summary
@@ -155,6 +156,7 @@ def _blocks(m: Manifest) -> list[tuple[str, Any]]:
         *_selection(m.get("selection")),
         *_fakes(m.get("fakes")),
         *_protection(m.get("protection")),
+        *domain.blocks(m.get("domain")),
         ("h2", "Decision: every constraint"),
         ("table", pd.DataFrame([{"constraint (passes when <= 0)": k,
                                  "value": f"{v['value']:+.4f}",

@@ -34,6 +34,7 @@ from tuner.scoring import _utility as util
 from tuner.synthesis import (
     PartialSynthesis,
     Synthesis,
+    dp_as_released,
     kept_columns,
     synthesize,
     synthesize_checkpoints,
@@ -153,18 +154,22 @@ def utility_score(cfg: Config, split: Split, synthetic: pd.DataFrame, seed: int)
 
 
 def score(cfg: Config, split: Split, synthetic: pd.DataFrame, *, seed: int,
-          release: bool = False) -> dict[str, Any]:
+          release: bool = False, family: str | None = None) -> dict[str, Any]:
     """U, every enabled measure and the constraints, for one synthetic data set.
 
     The gate's policy on replicated uniques applies first (:mod:`tuner.measures._gate`): under
-    ``"remove"`` the data scored, and released, are the data without them."""
+    ``"remove"`` the data scored, and released, are the data without them; not for a
+    ``family`` DP over the codebook's domain (:func:`tuner.synthesis.dp_as_released`: a filter
+    that reads the confidential table would void its guarantee; the copies are still
+    measured)."""
     sampled = _check_usable(synthetic, split.train)
     start = time.perf_counter()
     # the measures (and the gate) get categorical copies of the text columns: same values
     train, holdout, coded_sampled = categorical.coded(split, sampled)
     # the one rule of what the gate removes (none unless the policy is "remove"), applied to
     # the data as made and to their coded copy alike
-    gone = removed_by_gate(train, coded_sampled, cfg.risk.replicated_uniques)
+    private = family is not None and dp_as_released(family, split.domain, split.train)
+    gone = removed_by_gate(train, coded_sampled, "none" if private else cfg.risk.replicated_uniques)
     removed = int(gone.sum())
     synthetic, coded_synthetic = ((sampled, coded_sampled) if not removed else
                                   (sampled.loc[~gone].reset_index(drop=True),
@@ -263,8 +268,9 @@ def evaluate(cfg: Config, split: Split, name: str, params: dict[str, Any], *, se
             partial={"holdout_sample_seconds": part.holdout_seconds,
                      "rejection_draws": float(part.draws)}, noise_key=noise_key, **scored)
     synthesis = synthesize(name, params, split.train, seed=seed, device=cfg.study.device,
-                           threads=threads, num_rows=cfg.study.sample_size, noise_key=noise_key)
-    scored = score(cfg, split, synthesis.synthetic, seed=seed, release=release)
+                           threads=threads, num_rows=cfg.study.sample_size, noise_key=noise_key,
+                           domain=split.domain)
+    scored = score(cfg, split, synthesis.synthetic, seed=seed, release=release, family=name)
     return Evaluation(
         synthesizer=name, params=dict(params), seed=seed,
         fit_seconds=synthesis.fit_seconds, sample_seconds=synthesis.sample_seconds,
@@ -284,7 +290,7 @@ def evaluate_checkpoints(cfg: Config, split: Split, name: str, params: dict[str,
 
     def scored(epochs: int, synthesis: Synthesis) -> None:
         try:
-            out = score(cfg, split, synthesis.synthetic, seed=seed)
+            out = score(cfg, split, synthesis.synthetic, seed=seed, family=name)
         except UnusableSynthesis as exc:
             each(epochs, exc)
             return
@@ -294,4 +300,4 @@ def evaluate_checkpoints(cfg: Config, split: Split, name: str, params: dict[str,
 
     return synthesize_checkpoints(name, params, split.train, seed=seed, at=at, each=scored,
                                   num_rows=cfg.study.sample_size, device=cfg.study.device,
-                                  threads=threads)
+                                  threads=threads, domain=split.domain)

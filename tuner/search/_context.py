@@ -18,6 +18,7 @@ from tuner.config import (
     raise_all,
 )
 from tuner.data import (
+    Codebook,
     Declared,
     Protection,
     Split,
@@ -31,6 +32,7 @@ from tuner.data import (
     merged_formats,
     missing_columns,
     protect,
+    read_codebook,
     read_dates,
     read_metadata,
     read_table,
@@ -176,6 +178,9 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
     # trial rather than as every trial's failure (not at parse: `report DIR` needs no extra)
     problems += [why for name in cfg.study.synthesizers
                  if name in SYNTHESIZERS and (why := SYNTHESIZERS[name].missing())]
+    codebook = read_codebook(cfg.data.codebook) if cfg.data.codebook is not None else None
+    problems += (codebook.problems(frame) if codebook else []) + dp_domain_problems(cfg, frame,
+                                                                                   codebook)
     if not problems:
         problems = partial_problems(cfg, frame)
     raise_all(problems)
@@ -196,7 +201,7 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
     sp = split(frame, train_fraction=cfg.data.train_fraction,
                seed=split_seed(cfg.study.seed, secret), stratify=cfg.data.stratify,
                audit_fraction=audit)
-    sp, protection = _protected(cfg, sp)
+    sp, protection = _protected(cfg, dataclasses.replace(sp, domain=codebook))
     a = cfg.audit
     if a.enabled and sp.has_audit and a.targets > len(sp.train):
         raise ConfigError(f"audit.targets = {a.targets} is more than the {len(sp.train)} "
@@ -212,6 +217,26 @@ def _protected(cfg: Config, sp: Split) -> tuple[Split, Protection]:
     if cfg.study.synthesize or cfg.data.protect_k <= 0:
         return sp, Protection(0, {})
     frames = {"train": sp.train, "holdout": sp.holdout, "audit": sp.audit}
-    coded, protection = protect(frames, cfg.data.protect_k)
+    coded, protection = protect(frames, cfg.data.protect_k,
+                                public=sp.domain.declared if sp.domain else frozenset())
     return dataclasses.replace(sp, train=coded["train"], holdout=coded["holdout"],
                                audit=coded["audit"]), protection
+
+
+def dp_domain_problems(cfg: Config, frame: pd.DataFrame, codebook: Codebook | None) -> list[str]:
+    """A differentially private family (mst, aim) searched over a domain read from the data:
+    refused unless ``[data] dp_domain = "data"`` accepts it (:mod:`tuner.synthesis._dp`: the
+    bins and categories would leak what they are, and the release would not be DP)."""
+    private = [n for n in cfg.study.synthesizers if n in SYNTHESIZERS and SYNTHESIZERS[n].private]
+    if not private or cfg.data.dp_domain == "data":
+        return []
+    uncovered = codebook.uncovered(frame) if codebook else list(map(str, frame.columns))
+    if not uncovered:
+        return []
+    said = (f"[data] codebook ({codebook.source}) leaves {len(uncovered)} column(s) out: "
+            f"{uncovered[:8]}{' ...' if len(uncovered) > 8 else ''}" if codebook else
+            "no [data] codebook is given")
+    return [f"synthesiser(s) {private} are differentially private only over a public domain, "
+            f"but {said}. Give every column's categories or range (or \"public\") in a "
+            "codebook (docs/usage.md, \"The codebook\"), or accept a domain read from the data "
+            "with [data] dp_domain = \"data\" (the release is then not DP)"]

@@ -25,6 +25,7 @@ _EXPORTS = {
     "Synthesis": "_synthesizers",
     "SynthesizerSpec": "_families",
     "conditioning_problem": "_partial",
+    "dp_as_released": "_synthesizers",
     "kept_columns": "_partial",
     "narrow": "_spaces",
     "register": "_families",
@@ -46,7 +47,12 @@ if TYPE_CHECKING:  # the exports' types, for mypy and editors (imported lazily a
         synthesize_partial,
     )
     from tuner.synthesis._spaces import narrow
-    from tuner.synthesis._synthesizers import Synthesis, synthesize, synthesize_checkpoints
+    from tuner.synthesis._synthesizers import (
+        Synthesis,
+        dp_as_released,
+        synthesize,
+        synthesize_checkpoints,
+    )
 
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

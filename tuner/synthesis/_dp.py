@@ -14,14 +14,19 @@ with more is cut into ``bins`` equal-width bins between its training minimum and
 
 What is differentially private, and what is not. The noisy marginals and everything computed
 from them are ``(epsilon, delta)``-DP with respect to adding or removing one training record.
-The *domain* is not: the categories present in the training data, each numeric column's
-minimum and maximum (the bins; SDV's ``enforce_min_max_values`` clips to the same), SDV's
-rounding and share of missing values are read from the training data, as for every other
-family. A formal guarantee needs them from a public source (a codebook); here they leak what
-they are, e.g. a category that only one training record has. The number of synthetic records
-(the tuner's default: as many as the training data) tells ``n``. smartnoise-synth's preprocessor
-can spend part of epsilon on DP bounds; smartnoise-synth is not used because its noise (OpenDP)
-cannot be seeded, and the tuner's release re-creates a trial's data from its seed.
+The *domain* is DP only when it is public: given a codebook (``domain``,
+:mod:`tuner.data._codebook`), the categories and the bins' ranges come from it, a missing
+value has a code only where the codebook allows one, and SDV's numeric and date transformers
+are left out (they read a mean for missing values, their share, the rounding and the range
+from the data); neighbouring tables then give the same domain. Without one (``[data]
+dp_domain = "data"``) the categories present in the training data, each numeric column's
+minimum and maximum and SDV's rounding and share of missing values are read from the
+training data, as for every other family, and leak what they are, e.g. a category that only
+one training record has: the release is then not DP, and says so. The number of synthetic
+records (the tuner's default: as many as the training data) tells ``n``. smartnoise-synth's
+preprocessor can spend part of epsilon on DP bounds; smartnoise-synth is not used because its
+noise (OpenDP) cannot be seeded, and the tuner's release re-creates a trial's data from its
+seed.
 
 ``delta`` defaults to 1e-5, below ``1 / n`` for any table of fewer than 100,000 training
 records; the families' search spaces offer it as the only choice, so it is recorded with
@@ -61,25 +66,60 @@ class _Column:
     high: float = 0.0
     bins: int = 0
     missing: bool = False  # binned with a last code for missing values
+    integer: bool = False  # a binned draw is rounded (an integer column of a codebook range)
+    dates: bool = False  # binned on nanoseconds since 1970 (a date column)
 
     @property
     def size(self) -> int:
         return len(self.levels) if self.levels is not None else self.bins + self.missing
 
 
-class Discretizer:
-    """Columns to integer codes and back (see the module's docstring)."""
+def _nanoseconds(values: pd.Series) -> np.ndarray:
+    """A date column as float nanoseconds since 1970, NaN where missing."""
+    ns = values.dt.tz_localize(None) if getattr(values.dtype, "tz", None) else values
+    out = ns.to_numpy(dtype="datetime64[ns]").astype(np.int64).astype(float)
+    out[ns.isna().to_numpy()] = np.nan
+    return out
 
-    def __init__(self, bins: int) -> None:
+
+class Discretizer:
+    """Columns to integer codes and back (see the module's docstring). ``domain``: the
+    codebook (:class:`tuner.data.Codebook`) whose categories and ranges replace those read
+    from the data, for the columns it declares (neither the levels nor the bins then depend
+    on the data; a column declared ``"public"`` is read from the data)."""
+
+    def __init__(self, bins: int, domain: Any = None) -> None:
         self.bins = bins
+        self.domain = domain
         self.columns: list[_Column] = []
         self.dtypes: pd.Series | None = None
+
+    def _declared(self, name: Any, col: pd.Series) -> _Column | None:
+        d = self.domain.domains.get(str(name)) if self.domain is not None else None
+        if d is None and self.domain is not None and pd.api.types.is_bool_dtype(col):
+            return _Column(name, np.array([False, True], dtype=object))  # a boolean's domain
+        if d is None or d.kind == "public":
+            return None
+        if d.kind == "categories":
+            return _Column(name, np.array([*d.categories, *([np.nan] if d.missing else [])],
+                                          dtype=object))
+        low, high = d.bounds(col)
+        dates = pd.api.types.is_datetime64_any_dtype(col)
+        if dates:
+            low, high = (float(_nanoseconds(pd.Series([low, high], dtype=col.dtype))[i])
+                         for i in (0, 1))
+        return _Column(name, None, float(low), float(high), self.bins, d.missing,
+                       integer=pd.api.types.is_integer_dtype(col), dates=dates)
 
     def fit(self, frame: pd.DataFrame) -> Discretizer:
         self.dtypes = frame.dtypes
         self.columns = []
         for name in frame.columns:
             col = frame[name]
+            declared = self._declared(name, col)
+            if declared is not None:
+                self.columns.append(declared)
+                continue
             numeric = pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
             if not numeric or col.nunique(dropna=False) <= self.bins:
                 self.columns.append(_Column(name, pd.unique(col.astype(object))))
@@ -95,7 +135,7 @@ class Discretizer:
             if c.levels is not None:
                 codes = pd.Index(c.levels).get_indexer(values.astype(object))
             else:
-                x = values.to_numpy(dtype=float)
+                x = _nanoseconds(values) if c.dates else values.to_numpy(dtype=float)
                 scaled = (x - c.low) / (c.high - c.low) * c.bins
                 codes = np.clip(np.floor(np.nan_to_num(scaled)), 0, c.bins - 1).astype(np.int64)
                 codes[np.isnan(x)] = c.bins
@@ -108,7 +148,7 @@ class Discretizer:
 
     def inverse(self, codes: dict[str, np.ndarray], rng: np.random.Generator) -> pd.DataFrame:
         assert self.dtypes is not None
-        out = {}
+        out: dict[Any, Any] = {}
         for j, c in enumerate(self.columns):
             k = np.asarray(codes[f"c{j}"], dtype=np.int64)
             if c.levels is not None:
@@ -120,7 +160,13 @@ class Discretizer:
                 continue
             width = (c.high - c.low) / c.bins
             x = c.low + (np.minimum(k, c.bins - 1) + rng.random(k.size)) * width
-            out[c.name] = np.where(k == c.bins, np.nan, x)
+            x = np.where(k == c.bins, np.nan, np.clip(x, c.low, c.high))
+            if c.dates:
+                out[c.name] = pd.Series(pd.to_datetime(x, unit="ns")).astype(self.dtypes[c.name])
+            elif c.integer and not np.isnan(x).any():
+                out[c.name] = np.round(x).astype(self.dtypes[c.name])
+            else:
+                out[c.name] = np.round(x) if c.integer else x
         return pd.DataFrame(out)
 
 
@@ -162,6 +208,8 @@ class _DPSynthesizer(BaseSingleTableSynthesizer):
         iters: iterations of Private-PGM's mirror descent per estimation.
         random_state: seed of the noise and of the selections. Sampling has its own seed,
             set like any SDV synthesiser's (fixed by default; ``reset_sampling`` restarts).
+        domain: the codebook (:class:`tuner.data.Codebook`) the categories and bins come
+            from; ``None``: read from the training data (the release is then not DP).
     """
 
     _model_sdtype_transformers = {"categorical": None, "boolean": None, "ordinal": None}
@@ -170,9 +218,16 @@ class _DPSynthesizer(BaseSingleTableSynthesizer):
     def __init__(self, metadata: Any, enforce_min_max_values: bool = True,
                  enforce_rounding: bool = True, locales: list[str] | None = None,
                  epsilon: float = 1.0, delta: float = 1e-5, bins: int = 16, iters: int = 1000,
-                 random_state: int = 0) -> None:
+                 random_state: int = 0, domain: Any = None) -> None:
+        if domain is not None:  # nothing read from the data around the mechanism: SDV's
+            # numeric and date transformers (a mean for missing values, their share, the
+            # rounding, the minimum and maximum) left out; the codebook gives the domain
+            self._model_sdtype_transformers = {**self._model_sdtype_transformers,
+                                               "numerical": None, "datetime": None}
+            enforce_min_max_values = enforce_rounding = False
         super().__init__(metadata, enforce_min_max_values=enforce_min_max_values,
                          enforce_rounding=enforce_rounding, locales=locales or ["en_US"])
+        self.domain = domain
         if not (isinstance(epsilon, (int, float)) and epsilon > 0):
             raise InputError(f"`epsilon > 0` must hold, but got {epsilon!r}")
         if not (isinstance(delta, (int, float)) and 0 < delta < 1):
@@ -190,7 +245,7 @@ class _DPSynthesizer(BaseSingleTableSynthesizer):
         require()
         from tuner.synthesis import _dp_mechanisms as mech
 
-        discretizer = Discretizer(self.bins).fit(processed_data)
+        discretizer = Discretizer(self.bins, self.domain).fit(processed_data)
         data = mech.dataset(discretizer.transform(processed_data), discretizer.sizes)
         self.rho_ = mech.cdp_rho(self.epsilon, self.delta)
         fitted = self._run(data, self.rho_, np.random.default_rng(self.random_state))
@@ -227,9 +282,9 @@ class AIMSynthesizer(_DPSynthesizer):
                  enforce_rounding: bool = True, locales: list[str] | None = None,
                  epsilon: float = 1.0, delta: float = 1e-5, bins: int = 16, iters: int = 1000,
                  random_state: int = 0, max_model_size: float = 80.0,
-                 rounds: int | None = None) -> None:
+                 rounds: int | None = None, domain: Any = None) -> None:
         super().__init__(metadata, enforce_min_max_values, enforce_rounding, locales, epsilon,
-                         delta, bins, iters, random_state)
+                         delta, bins, iters, random_state, domain)
         if not (isinstance(max_model_size, (int, float)) and max_model_size > 0):
             raise InputError(f"`max_model_size > 0` must hold, but got {max_model_size!r}")
         if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, int)

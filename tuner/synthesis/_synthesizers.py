@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import inspect
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -14,11 +15,38 @@ import pandas as pd
 
 from tuner._common.faults import fault_of
 from tuner._common.seeding import seeded
-from tuner.data import TABLE, metadata_for
+from tuner.data import TABLE, Codebook, metadata_for
 from tuner.errors import SynthesisFailed, TrialFailed
 from tuner.synthesis._checkpoints import CallbackRaised, checkpointed_fit
 from tuner.synthesis._families import SYNTHESIZERS
 from tuner.synthesis._spaces import decode
+
+
+def _clips(name: str, domain: Codebook | None, frame: pd.DataFrame) -> bool:
+    """Whether ``name``'s records are clipped by :func:`within` rather than by the family
+    (a codebook range for a column of ``frame``, and a family that can switch its own off)."""
+    if domain is None or SYNTHESIZERS[name].private or not domain.ranges(frame):
+        return False
+    return "enforce_min_max_values" in inspect.signature(SYNTHESIZERS[name].load()).parameters
+
+
+def dp_as_released(name: str, domain: Codebook | None, frame: pd.DataFrame) -> bool:
+    """Whether ``name`` is a differentially private family whose whole domain over the
+    columns of ``frame`` comes from the codebook (or is declared public there): nothing its
+    release shows beyond the mechanism's output is read from the data, so no data-dependent
+    filter may follow it (the gate's removal of copies reads the confidential table)."""
+    return SYNTHESIZERS[name].private and domain is not None and not domain.uncovered(frame)
+
+
+def within(name: str, domain: Codebook | None, train: pd.DataFrame,
+           records: pd.DataFrame) -> pd.DataFrame:
+    """``records`` of ``name`` fitted on ``train``, clipped into the codebook's ranges and the
+    other columns' training ranges (what the family's own clipping did) where :func:`build`
+    switched the family's clipping off; as they are otherwise."""
+    if not _clips(name, domain, train):
+        return records
+    assert domain is not None
+    return domain.bounding(train).clip(records)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,14 +59,22 @@ class Synthesis:
 
 
 def build(name: str, params: dict[str, Any], frame: pd.DataFrame, *, seed: int,
-          device: str = "cpu", keep: Sequence[str] = (), noise_key: int | None = None) -> Any:
+          device: str = "cpu", keep: Sequence[str] = (), noise_key: int | None = None,
+          domain: Codebook | None = None) -> Any:
     """A synthesiser ``name`` with decoded ``params`` for a table shaped like ``frame``;
     ``keep``: the columns partial synthesis will give it (told to a family that takes them
     before the fit, :attr:`tuner.synthesis._families.SynthesizerSpec.keep_argument`);
     ``noise_key``: the 128-bit key a differentially private family draws its noise from in
-    place of ``seed`` (:attr:`~tuner.synthesis._families.SynthesizerSpec.private`)."""
+    place of ``seed`` (:attr:`~tuner.synthesis._families.SynthesizerSpec.private`).
+    ``domain``: the codebook; a private family takes it whole (its categories and bins), any
+    other has its own clipping to the training range switched off where the codebook gives a
+    range (:func:`within` clips the records instead)."""
     spec = SYNTHESIZERS[name]
     kwargs = decode(params)
+    if domain is not None and spec.private:
+        kwargs["domain"] = domain
+    elif _clips(name, domain, frame):
+        kwargs["enforce_min_max_values"] = False
     if spec.takes_device:
         kwargs["enable_gpu"] = device == "cuda"
     if spec.seed_argument:
@@ -59,8 +95,10 @@ def synthesize(
     device: str = "cpu",
     threads: int = 1,
     noise_key: int | None = None,
+    domain: Codebook | None = None,
 ) -> Synthesis:
-    """Fit on ``train`` and sample ``num_rows`` (default ``len(train)``), reproducibly.
+    """Fit on ``train`` and sample ``num_rows`` (default ``len(train)``), reproducibly;
+    ``domain``: the codebook (:func:`build`, :func:`within`).
 
     Fit runs with Python, NumPy and torch seeded from ``seed`` and torch limited to ``threads``
     threads; sampling uses the synthesiser's own seeded generator. joblib runs sequentially
@@ -71,10 +109,11 @@ def synthesize(
     generator, and concurrent ones changed the synthetic data. ``noise_key``: see :func:`build`.
     """
     with failing_as_trial(name, params):
-        synth = build(name, params, train, seed=seed, device=device, noise_key=noise_key)
+        synth = build(name, params, train, seed=seed, device=device, noise_key=noise_key,
+                      domain=domain)
         with fitted(synth, train, seed=seed, threads=threads) as fit_seconds:
             start = time.perf_counter()
-            synthetic = synth.sample(num_rows or len(train))[TABLE]
+            synthetic = within(name, domain, train, synth.sample(num_rows or len(train))[TABLE])
             sample_seconds = time.perf_counter() - start
     return Synthesis(synthetic.reset_index(drop=True), fit_seconds, sample_seconds)
 
@@ -90,6 +129,7 @@ def synthesize_checkpoints(
     num_rows: int | None = None,
     device: str = "cpu",
     threads: int = 1,
+    domain: Codebook | None = None,
 ) -> int:
     """:func:`synthesize` of a neural family looked at after each epoch count of ``at`` (its
     last the fit's epochs): ``each(epochs, synthesis)`` gets the records a plain fit of that
@@ -100,11 +140,12 @@ def synthesize_checkpoints(
         raise ValueError(f"{name!r} does not train in epochs: it has no checkpoints")
 
     def visit(done: int, records: pd.DataFrame, trained: float, sampled: float) -> None:
-        each(done, Synthesis(records, trained, sampled))
+        each(done, Synthesis(within(name, domain, train, records), trained, sampled))
 
     try:
         with failing_as_trial(name, params):
-            synth = build(name, {**params, "epochs": at[-1]}, train, seed=seed, device=device)
+            synth = build(name, {**params, "epochs": at[-1]}, train, seed=seed, device=device,
+                          domain=domain)
             with seeded(seed, threads=threads), joblib.parallel_config(backend="sequential"):
                 return checkpointed_fit(synth, train, seed=seed, at=at,
                                         num_rows=num_rows or len(train), each=visit)

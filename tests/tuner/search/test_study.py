@@ -70,7 +70,10 @@ def test_every_synthesizer_end_to_end_release_and_no_real_records(tmp_path):
     path = write_config(tmp_path, synthesizers=names, n_trials=len(names), public_seed=True,
                         extra=NO_AUDIT)
     path.write_text(path.read_text().replace(
+        # MST and AIM over a domain read from the data (their codebook release is tested in
+        # tests/tuner/data/test_codebook.py): here value protection is what is checked
         "train_fraction = 0.5", f"train_fraction = 0.5\ncolumns = {json.dumps(E2E_COLUMNS)}"
+        '\ndp_domain = "data"'
     ).replace('attribute_keys = ["age", "yrs_married", "children", "religious"]',
               'attribute_keys = ["age", "religious"]'))
     cfg = config.load(path)
