@@ -53,6 +53,7 @@ from tuner.search import (
     run_study,
     trials_frame,
 )
+from tuner.synthesis import SYNTHESIZERS
 
 RUN_FILE = "run.json"
 
@@ -139,6 +140,7 @@ def load_config(source: str | Path | Mapping[str, Any] | None, **overrides: Any)
     if source is None:
         with resources.as_file(resources.files("tuner") / "demo.toml") as demo:
             cfg = config_module.load(demo)
+        cfg = _demo_codebook(cfg, overrides.get("synthesizers"))
     elif isinstance(source, Mapping):
         raw = json.loads(json.dumps(dict(source), default=str))
         raw.setdefault("data", {})
@@ -149,6 +151,18 @@ def load_config(source: str | Path | Mapping[str, Any] | None, **overrides: Any)
     else:
         cfg = config_module.load(Path(source))
     return config_module.with_overrides(cfg, **overrides)
+
+
+def _demo_codebook(cfg: Config, synthesizers: Sequence[str] | None) -> Config:
+    """The demo with a DP family among ``synthesizers``: its table's public codebook
+    (``tuner/demo_data/adult_codebook.json``, from UCI's documentation of Adult), so that MST
+    and AIM are DP as released; the other families' demo keeps value protection instead."""
+    from importlib import resources
+
+    if not any(SYNTHESIZERS[n].private for n in synthesizers or () if n in SYNTHESIZERS):
+        return cfg
+    book = Path(str(resources.files("tuner") / "demo_data" / "adult_codebook.json"))
+    return dataclasses.replace(cfg, data=dataclasses.replace(cfg.data, codebook=book))
 
 
 def _save_run_file(cfg: Config, storage_url: str, mlflow_uri: str) -> None:

@@ -115,8 +115,10 @@ class AuditConfig:
     shadows: int = key(100, help="R: shadow tables per target, half with it (even)")
     shadow_size: int = key(1000, help="records per shadow table (the holdout's size when "
                                       "smaller)")
-    design: str = key("auto", help='"per_target", "shared", or "auto": per target when it fits '
-                                   "in max_minutes")
+    design: str = key("shared", help='"shared" (shadows fits, each holding every target with '
+                                     'probability one half), "per_target" (targets x shadows '
+                                     'fits), or "auto": per target when it fits in max_minutes, '
+                                     "else shared")
     jobs: int = key(0, help="processes for the refits; 0: every core this process may use")
     tpr_limit: float = key(0.05, help="the upper 95 % bound of the pooled TPR at 1 % FPR a "
                                       "release may reach")

@@ -228,7 +228,8 @@ def dp_domain_problems(cfg: Config, frame: pd.DataFrame, codebook: Codebook | No
     refused unless ``[data] dp_domain = "data"`` accepts it (:mod:`tuner.synthesis._dp`: the
     bins and categories would leak what they are, and the release would not be DP)."""
     private = [n for n in cfg.study.synthesizers if n in SYNTHESIZERS and SYNTHESIZERS[n].private]
-    if not private or cfg.data.dp_domain == "data":
+    # partial synthesis releases real kept columns: not DP whatever the domain (it says so)
+    if not private or cfg.data.dp_domain == "data" or cfg.study.synthesize:
         return []
     uncovered = codebook.uncovered(frame) if codebook else list(map(str, frame.columns))
     if not uncovered:

@@ -99,7 +99,7 @@ def _release_audit(folder) -> dict:
 @pytest.mark.slow
 def test_release_carries_the_audit_and_split_json_is_the_owners_alone(tmp_path):
     # two targets, not the tiny audit's one: the targets' figures must line up with each other
-    two = TINY_AUDIT.replace("targets = 1", "targets = 2")
+    two = TINY_AUDIT.replace("targets = 1", "targets = 2") + 'design = "auto"\n'
     cfg = config.load(write_config(tmp_path, synthesizers=("cart",), n_trials=2, extra=two))
     tuned = tuner.tune(cfg.source)
     out = tuned.output
