@@ -207,6 +207,7 @@ class TestRuns:
             out[f"{name}_interval"] = clustered_interval(hits, trials)
             out[f"{name}_counts"] = (int(hits.sum()), int(trials.sum()))
             out[f"{name}_trials"] = trials
+            out[f"{name}_hits"] = hits
         return out
 
 
@@ -312,6 +313,9 @@ def score_targets(plan: Plan, runs: list[Run], feats: list[np.ndarray],
         if tag == "1pct":
             out |= {"true_positives_1pct": r["tpr_counts"][0],
                     "false_positives_1pct": r["fpr_counts"][0],
+                    # by test fit: what the pooled bound at another confidence is made of
+                    "member_hits_by_fit": tuple(float(h) for h in r["tpr_hits"]),
+                    "member_runs_by_fit": tuple(float(n) for n in r["tpr_trials"]),
                     "epsilon_ceiling": epsilon_ceiling(r["tpr_trials"], r["fpr_trials"])}
     out["epsilon_lower_bound"] = epsilon_lower_bound(out["tpr_at_1pct_interval"].low,
                                                      out["fpr_at_1pct_interval"].high)

@@ -29,11 +29,19 @@ def _limit(tpr_limit: Any) -> float:
     return limit
 
 
+def _confidence(confidence: Any) -> float:
+    level = check_number(confidence, "confidence")
+    if not 0.0 < level < 1.0:
+        raise RiskInputError(f"`0 < confidence < 1` must hold, but got confidence={confidence!r}.")
+    return level
+
+
 def null_refusal_rate(targets: int, shadows: int, *, design: str,
-                      tpr_limit: float = 0.05) -> float:
+                      tpr_limit: float = 0.05, confidence: float = 0.95) -> float:
     """How often :func:`membership_audit` with these settings would refuse a generator that
-    leaks nothing, refusing when the upper end of the pooled TPR's 95 % interval at 1 % FPR
-    exceeds ``tpr_limit``: the model of :func:`risk._audit_stats.null_refusal_rate` (the
+    leaks nothing, refusing when the upper end of the pooled TPR's interval at ``confidence``
+    (95 % by default; :meth:`MembershipAuditResult.verdict`) at 1 % FPR exceeds
+    ``tpr_limit``: the model of :func:`risk._audit_stats.null_refusal_rate` (the
     threshold's false-positive rate beta-distributed as split conformal prediction makes it,
     the hits beta-binomial, the interval clustered by fit). NaN when the calibration runs hold
     too few non-members (``targets x (shadows / 2 - shadows / 4)`` below 99) to fix a threshold
@@ -41,25 +49,27 @@ def null_refusal_rate(targets: int, shadows: int, *, design: str,
     targets = check_positive_int(targets, "targets")
     shadows = check_positive_int(shadows, "shadows", minimum=8, maximum=MAX_SHADOWS)
     check_choice(design, "design", DESIGNS)
-    return _null_refusal_rate(targets, shadows, design, _limit(tpr_limit))
+    return _null_refusal_rate(targets, shadows, design, _limit(tpr_limit),
+                              level=_confidence(confidence))
 
 
 def minimum_targets(shadows: int, *, design: str, tpr_limit: float = 0.05,
-                    allowance: float = NULL_REFUSAL_ALLOWANCE) -> int:
+                    allowance: float = NULL_REFUSAL_ALLOWANCE, confidence: float = 0.95) -> int:
     """The fewest targets with which ``shadows`` shadow runs fix a threshold at 1 % FPR and
     keep the modelled no-leak refusal rate (:func:`null_refusal_rate`) within ``allowance``,
     for that number and the next 10 (the rate is not monotone: a count of hits crosses the
-    limit in steps). Found by doubling, then bisection over numbers whose next 10 pass too."""
+    limit in steps). Found by doubling, then bisection over numbers whose next 10 pass too.
+    ``confidence``: the bound's, as :func:`null_refusal_rate`."""
     shadows = check_positive_int(shadows, "shadows", minimum=8, maximum=MAX_SHADOWS)
     check_choice(design, "design", DESIGNS)
-    limit = _limit(tpr_limit)
+    limit, level = _limit(tpr_limit), _confidence(confidence)
     nulls = shadows // 2 - shadows // 4  # calibration non-members per target
     ok: dict[int, bool] = {}
 
     def window(k: int) -> bool:
         for j in range(k, k + 11):
             if j not in ok:
-                ok[j] = _null_refusal_rate(j, shadows, design, limit) <= allowance
+                ok[j] = _null_refusal_rate(j, shadows, design, limit, level=level) <= allowance
             if not ok[j]:
                 return False
         return True

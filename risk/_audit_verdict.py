@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from risk._audit_person import holm, holm_adjusted
+from risk._audit_stats import clustered_interval
 from risk._result import Result
 from risk._validation import RiskInputError, check_number
 
@@ -90,3 +91,19 @@ def decide(target_p_values: Sequence[float], target_labels: Sequence[Any], poole
         flagged=tuple(lab for lab, f in zip(labels, flagged, strict=True) if f),
         n_tested=int(p.size), n_flagged=int(flagged.sum()), alpha=level, tpr_limit=limit,
         pooled_upper=upper, pooled_refused=bool(pooled))
+
+
+def pooled_upper_bound(member_hits_by_fit: Sequence[float], member_runs_by_fit: Sequence[float],
+                       *, confidence: float = 0.95) -> float:
+    """The upper end of the pooled TPR's two-sided interval at ``confidence`` from its member
+    runs' hits and counts by test fit (:class:`MembershipAuditResult`'s
+    ``member_hits_by_fit``, ``member_runs_by_fit``): the interval clustered by fit of
+    :func:`risk._audit_stats.clustered_interval`, as ``tpr_at_1pct_interval`` is at 0.95."""
+    level = check_number(confidence, "confidence")
+    if not 0.0 < level < 1.0:
+        raise RiskInputError(f"`0 < confidence < 1` must hold, but got confidence={confidence!r}.")
+    hits, runs = (np.asarray(v, dtype=float) for v in (member_hits_by_fit, member_runs_by_fit))
+    if hits.shape != runs.shape or not runs.size or (hits > runs).any() or (hits < 0).any():
+        raise RiskInputError("`member_hits_by_fit` and `member_runs_by_fit` must be counts of "
+                             f"the same fits, hits <= runs; got {hits.size} and {runs.size}.")
+    return clustered_interval(hits, runs, level=level).high

@@ -86,6 +86,7 @@ from risk._audit_stats import epsilon_lower_bound
 from risk._audit_targets import MAX_CANDIDATES as MAX_CANDIDATES
 from risk._audit_targets import targets_of
 from risk._audit_verdict import ALPHA, TPR_LIMIT, AuditVerdict, decide
+from risk._audit_verdict import pooled_upper_bound as pooled_upper_bound
 from risk._gower_coder import fit_coder, nearest_mean_distance
 from risk._result import Interval, Result
 from risk._validation import (
@@ -156,6 +157,8 @@ class MembershipAuditResult(Result):
     n_calibration_nulls: int
     true_positives_1pct: int
     false_positives_1pct: int
+    member_hits_by_fit: tuple[float, ...]
+    member_runs_by_fit: tuple[float, ...]
     n_member_runs: int
     n_nonmember_runs: int
     classifier_skipped: int
@@ -179,12 +182,24 @@ class MembershipAuditResult(Result):
         finite = [a for a in self.target_auc if math.isfinite(a)]
         return max(finite) if finite else math.nan
 
-    def verdict(self, *, tpr_limit: float = TPR_LIMIT, alpha: float = ALPHA) -> AuditVerdict:
-        """Refused when the upper end of the pooled TPR's 95 % interval at 1 % FPR exceeds
-        ``tpr_limit`` **or** any target is significantly exposed: Holm over the targets'
-        p-values at family-wise level ``alpha`` (:mod:`risk._audit_person`)."""
+    def pooled_upper(self, confidence: float = 0.95) -> float:
+        """The upper end of the pooled TPR's two-sided interval at 1 % FPR at ``confidence``
+        (:func:`pooled_upper_bound` over this audit's test fits; at 0.95 it is
+        ``tpr_at_1pct_interval.high``)."""
+        return pooled_upper_bound(self.member_hits_by_fit, self.member_runs_by_fit,
+                                  confidence=confidence)
+
+    def verdict(self, *, tpr_limit: float = TPR_LIMIT, alpha: float = ALPHA,
+                confidence: float = 0.95) -> AuditVerdict:
+        """Refused when the upper end of the pooled TPR's interval at 1 % FPR
+        (:meth:`pooled_upper` at ``confidence``, 95 % by default) exceeds ``tpr_limit``
+        **or** any target is significantly exposed: Holm over the targets' p-values at
+        family-wise level ``alpha`` (:mod:`risk._audit_person`). An audit that is one of
+        ``m`` tried in turn until one passes holds its bound at ``1 - 0.05 / m``
+        (Bonferroni), so that a leaky generator passes one of them no more often than one
+        audit at 95 % lets it."""
         return decide(self.target_p_values, self.target_labels,
-                      self.tpr_at_1pct_interval.high, tpr_limit=tpr_limit, alpha=alpha)
+                      self.pooled_upper(confidence), tpr_limit=tpr_limit, alpha=alpha)
 
     def epsilon_at(self, delta: float) -> float:
         """The epsilon lower bound for an ``(epsilon, delta)`` claim: ``ln((TPR_lower - delta)

@@ -544,3 +544,43 @@ def test_bad_verdict_options_are_clean_errors(small_audit, kw, match):
         res.verdict(**kw)
     with pytest.raises(risk.RiskInputError, match="one p-value in"):
         risk.audit.decide([0.5], ["a", "b"], 0.01)
+
+
+@settings(max_examples=60, deadline=None)
+@given(runs=st.lists(st.integers(1, 30), min_size=2, max_size=40), data=st.data(),
+       low=st.floats(0.5, 0.95), high=st.floats(0.95, 0.999))
+def test_the_pooled_bound_at_a_confidence_is_the_clustered_interval_and_grows_with_it(
+        runs, data, low, high):
+    from risk._audit_stats import clustered_interval
+
+    hits = [data.draw(st.integers(0, n)) for n in runs]
+    at = {c: risk.audit.pooled_upper_bound(hits, runs, confidence=c) for c in (low, high)}
+    assert at[low] == clustered_interval(np.array(hits, float), np.array(runs, float),
+                                         level=low).high
+    assert at[low] <= at[high] + 1e-12
+
+
+def test_the_verdict_is_held_at_the_confidence_asked_for(small_audit):
+    res = small_audit
+    assert res.pooled_upper() == res.tpr_at_1pct_interval.high
+    assert len(res.member_hits_by_fit) == len(res.member_runs_by_fit) > 0
+    for confidence in (0.95, 1 - 0.05 / 3):
+        decided = res.verdict(confidence=confidence)
+        again = risk.audit.decide(res.target_p_values, res.target_labels,
+                                  res.pooled_upper(confidence))
+        assert decided == again
+    with pytest.raises(risk.RiskInputError, match=r"`0 < confidence < 1` must hold"):
+        res.verdict(confidence=1.0)
+    with pytest.raises(risk.RiskInputError, match="counts of the same fits"):
+        risk.audit.pooled_upper_bound([2, 1], [1, 1])
+
+
+def test_spending_the_bound_over_candidates_raises_the_no_leak_refusal_rate_modelled():
+    # one audit at 95 % against one of three at 98.3 % (Bonferroni): stricter, so a generator
+    # that leaks nothing is refused more often and the fewest targets accepted grow
+    c = 1 - 0.05 / 3
+    one = risk.audit.null_refusal_rate(20, 100, design="shared")
+    three = risk.audit.null_refusal_rate(20, 100, design="shared", confidence=c)
+    assert one < three <= risk.audit.NULL_REFUSAL_ALLOWANCE
+    assert risk.audit.minimum_targets(100, design="shared", confidence=c) > \
+        risk.audit.minimum_targets(100, design="shared")

@@ -301,11 +301,12 @@ CONFIG_CASES = [
     ("audit-tpr-limit-above-one", {"audit.tpr_limit": 1.5}, ["audit.tpr_limit", "1.5"]),
     ("audit-limit-unreachable", {"audit.tpr_limit": 0.05},
      ["audit.targets = 1", "audit.shadows = 8", "0.05", "leaks nothing", "the minimum is "
-      "audit.targets = 479"]),
+      "audit.targets = 983"]),
     ("audit-below-calibrated-minimum", {"audit.tpr_limit": 0.05, "audit.targets": 10,
                                         "audit.shadows": 60, "audit.design": "shared"},
      ["audit.targets = 10", "audit.shadows = 60", "refused too often", "the minimum is "
-      "audit.targets = 28"]),
+      "audit.targets = 31"]),
+    ("audit-attempts-zero", {"audit.attempts": 0}, ["audit.attempts", "0"]),
     ("audit-jobs-negative", {"audit.jobs": -2}, ["audit.jobs", "-2"]),
     ("audit-minutes-zero", {"audit.max_minutes": 0}, ["audit.max_minutes", "0"]),
     ("audit-enabled-string", {"audit.enabled": "yes"}, ["audit.enabled", "yes"]),

@@ -180,6 +180,8 @@ def _audit_problems(a: AuditConfig) -> list[str]:
         errors.append(f"audit.jobs must be >= 0 (0: every core), got {a.jobs}")
     if not 0.0 < a.tpr_limit <= 1.0:
         errors.append(f"audit.tpr_limit must be in (0, 1], got {a.tpr_limit}")
+    if a.attempts < 1:
+        errors.append(f"audit.attempts must be >= 1 candidate, got {a.attempts}")
     if not 0.0 < a.alpha < 1.0:
         errors.append(f"audit.alpha must be in (0, 1), got {a.alpha}")
     if a.max_minutes <= 0:
@@ -198,21 +200,22 @@ def _audit_size_problems(a: AuditConfig) -> list[str]:
     if a.tpr_limit >= 1.0:
         return []
     designs = ("per_target", "shared") if a.design == "auto" else (a.design,)
-    rates = {d: risk.audit.null_refusal_rate(a.targets, a.shadows, design=d, tpr_limit=a.tpr_limit)
-             for d in designs}
+    rates = {d: risk.audit.null_refusal_rate(a.targets, a.shadows, design=d, tpr_limit=a.tpr_limit,
+                                             confidence=a.confidence) for d in designs}
     bad = {d: r for d, r in rates.items() if not r <= risk.audit.NULL_REFUSAL_ALLOWANCE}
     if not bad:
         return []
-    need = max(risk.audit.minimum_targets(a.shadows, design=d, tpr_limit=a.tpr_limit) for d in bad)
+    need = max(risk.audit.minimum_targets(a.shadows, design=d, tpr_limit=a.tpr_limit,
+                                          confidence=a.confidence) for d in bad)
     said = ", ".join(f"{d.replace('_', ' ')} {r:.0%}" if r == r else
                      f"{d.replace('_', ' ')}: no threshold at 1 % FPR (fewer than 99 "
                      "calibration non-member runs)" for d, r in bad.items())
     return [f"audit.targets = {a.targets} is too few with audit.shadows = {a.shadows} for "
-            f"audit.tpr_limit = {a.tpr_limit}: an audit of a generator that leaks nothing "
-            f"would be refused too often (modelled: {said}; at most "
+            f"audit.tpr_limit = {a.tpr_limit} at audit.attempts = {a.attempts}: an audit of a "
+            f"generator that leaks nothing would be refused too often (modelled: {said}; at most "
             f"{risk.audit.NULL_REFUSAL_ALLOWANCE:.1%} allowed); the minimum is audit.targets "
             f"= {need} (targets x shadows = {need * a.shadows:,}), or raise audit.shadows or "
-            "audit.tpr_limit"]
+            "audit.tpr_limit, or lower audit.attempts"]
 
 
 def _backend_problems(a: AuditConfig) -> list[str]:

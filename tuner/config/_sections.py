@@ -120,8 +120,12 @@ class AuditConfig:
                                      'fits), or "auto": per target when it fits in max_minutes, '
                                      "else shared")
     jobs: int = key(0, help="processes for the refits; 0: every core this process may use")
-    tpr_limit: float = key(0.05, help="the upper 95 % bound of the pooled TPR at 1 % FPR a "
-                                      "release may reach")
+    tpr_limit: float = key(0.05, help="the upper bound of the pooled TPR at 1 % FPR a release "
+                                      "may reach (at confidence 1 - 0.05 / attempts)")
+    attempts: int = key(3, help="the most candidates the release audits in turn: each one's "
+                                "pooled bound is held at confidence 1 - 0.05 / attempts "
+                                "(Bonferroni), so a leaky generator passes one of them no more "
+                                "often than one audit at 95 % lets it; then no release")
     alpha: float = key(0.05, help="the family-wise level of the per-person test: a release "
                                   "that exposes nobody has someone flagged at most this often")
     backend: str = key("local", help='where the refits run: "local" (jobs processes here) or '
@@ -133,6 +137,12 @@ class AuditConfig:
                                         "passed over, the next best feasible one audited")
     required: bool = key(True, help="never release unaudited (false: a trial whose audit "
                                     "cannot run is released marked not audited)")
+
+    @property
+    def confidence(self) -> float:
+        """The two-sided confidence each audit's pooled bound is held at: ``1 - 0.05 /
+        attempts``, the 95 % of one audit spent over the candidates the release may audit."""
+        return 1.0 - 0.05 / self.attempts
 
 
 @dataclasses.dataclass(frozen=True)

@@ -52,7 +52,12 @@ from tuner.release._audit_plan import (
     plan,
 )
 from tuner.release._audit_set import audit_set_check, refusal, winners_curse
-from tuner.release._audit_verdict import person_verdict, persons, refused_why
+from tuner.release._audit_verdict import (
+    person_verdict,
+    persons,
+    pooled_decision,
+    refused_why,
+)
 from tuner.release._manifest import Audit
 from tuner.release._recreate import AuditOverBudget, NoFeasibleTrial, ReleaseRejected
 from tuner.release._report_audit import verdict_summary
@@ -62,9 +67,10 @@ from tuner.search import Context, trial_params
 AUDIT_PREFIX = attrs.AUDIT_PREFIX
 DP_FAMILIES = ("mst", "aim")
 # the audit's statistics (issue 32: thresholds fixed on calibration runs, intervals clustered
-# by fit; issue 44: a p-value per person): an audit kept in a study from before them is not
+# by fit; issue 44: a p-value per person, then the member runs' hits by fit that the bound
+# spent over the candidates is made of): an audit kept in a study from before them is not
 # reused
-AUDIT_STATISTICS = 3
+AUDIT_STATISTICS = 4
 
 
 def _key(ctx: Context, best: optuna.trial.FrozenTrial, design: str) -> str:
@@ -142,6 +148,15 @@ def _membership(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTria
         print(f"audit: trial {best.number}'s membership audit from {kept['when']} is kept "
               "(same data, settings and split)", flush=True)
         return dict(kept["membership"])
+    spent = audited_candidates(study) - {best.number}
+    if len(spent) >= a.attempts:
+        raise NoFeasibleTrial(
+            f"the release has audited {len(spent)} candidate(s) (trials "
+            f"{', '.join(map(str, sorted(spent)))}), audit.attempts = {a.attempts}: each was "
+            f"judged at {a.confidence:.1%} so that a leaky generator passes one of "
+            f"{a.attempts} audits no more often than one audit at 95 %; trial {best.number} is "
+            "next. Raise audit.attempts to audit more (each audit is then held to a higher "
+            "confidence), or search safer settings")
     chosen = planned if planned is not None else plan(ctx, family, size, seed)
     if chosen.design is None:
         return _over_budget(ctx, study, best, ev.synthesizer, chosen)
@@ -166,6 +181,14 @@ def _membership(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTria
         "key": _key(ctx, best, chosen.design), "membership": out,
         "when": time.strftime("%Y-%m-%d %H:%M:%S")})
     return out
+
+
+def audited_candidates(study: optuna.Study) -> set[int]:
+    """The trials whose membership audit has run in this study (kept in its attributes):
+    what ``audit.attempts`` counts."""
+    return {int(k[len(AUDIT_PREFIX):]) for k, v in study.user_attrs.items()
+            if k.startswith(AUDIT_PREFIX) and isinstance(v, dict)
+            and v.get("membership", {}).get("ran")}
 
 
 def _figures(res: risk.MembershipAuditResult) -> dict[str, Any]:
@@ -194,6 +217,9 @@ def _figures(res: risk.MembershipAuditResult) -> dict[str, Any]:
         "bandwidth": res.bandwidth,
         "target_p_values": list(res.target_p_values), "target_labels": list(res.target_labels),
         "permutations": res.n_permutations,
+        # the pooled bound at the config's confidence is made of these (not published)
+        "member_hits_by_fit": list(res.member_hits_by_fit),
+        "member_runs_by_fit": list(res.member_runs_by_fit),
     }
 
 
@@ -204,9 +230,15 @@ singles its record out, and every target is a training record), each target's p-
 exposed, and the targets' labels (their rows in the input table: who was tested)."""
 
 
+UNPUBLISHED = ("member_hits_by_fit", "member_runs_by_fit")  # kept with the study's audit only
+
+
 def public(audited: Audit) -> Audit:
-    """The manifest's ``audit`` entry: ``audited`` without :data:`CUSTODIAN_ONLY`."""
-    mem = {k: v for k, v in audited.get("membership", {}).items() if k not in CUSTODIAN_ONLY}
+    """The manifest's ``audit`` entry: ``audited`` without :data:`CUSTODIAN_ONLY` nor the
+    counts by fit (:data:`UNPUBLISHED`, hundreds of numbers that :func:`pooled_decision`
+    summarises)."""
+    mem = {k: v for k, v in audited.get("membership", {}).items()
+           if k not in CUSTODIAN_ONLY and k not in UNPUBLISHED}
     return audited | {"membership": mem}
 
 
@@ -231,7 +263,7 @@ def release_audit(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTr
         mem = _membership(ctx, study, best, ev, planned)
     if mem.get("ran"):
         decided = person_verdict(mem, a)
-        mem = mem | {"persons": persons(decided, mem)}
+        mem = mem | {"persons": persons(decided, mem), "pooled_decision": pooled_decision(mem, a)}
         if decided.refused:
             raise ReleaseRejected(refused_why(mem, decided, a.tpr_limit))
     # in partial synthesis the audit is the sealed set's check (identification risk included)

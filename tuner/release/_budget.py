@@ -33,7 +33,7 @@ from tuner._common import attrs
 from tuner._common.seeding import AUDIT_SEED
 from tuner.config import ConfigError
 from tuner.release._audit_plan import _family, _minutes, _size, estimate, plan
-from tuner.search import Context, best_feasible, is_feasible, loss_of
+from tuner.search import Context, best_feasible, loss_of, releasable
 from tuner.synthesis import narrow
 
 
@@ -116,9 +116,8 @@ class JobBudget:
         one a refusal of the best would audit); none without an audit."""
         if not self.ctx.cfg.audit.enabled or self.ctx.cfg.study.synthesize:
             return 0.0
-        feasible = sorted((t for t in study.get_trials(deepcopy=False)
-                           if t.state == optuna.trial.TrialState.COMPLETE and is_feasible(t)),
-                          key=loss_of)
+        # not a trial refused at release in an earlier invocation: it will not be audited again
+        feasible = sorted(releasable(study), key=loss_of)
         best = best_feasible(study)  # Pareto mode: the front point the release would take
         ranked = ([best] if best else []) + [t for t in feasible if best is None
                                              or t.number != best.number]

@@ -40,6 +40,16 @@ def persons_said(mem: dict[str, Any]) -> str:
             f"(family-wise level {persons['alpha']:.0%}, Holm)")
 
 
+def held_said(mem: dict[str, Any]) -> str:
+    """The bound the release was judged by, where the candidates spend the audit's 95 %
+    (``audit.attempts`` above 1); nothing otherwise."""
+    bound = mem.get("pooled_decision")
+    if not bound or bound.get("attempts", 1) <= 1:
+        return ""
+    return (f"; upper {bound['confidence']:.1%} bound {bound['upper']:.1%}, the 95% spent over "
+            f"{bound['attempts']} candidates")
+
+
 def epsilon_said(mem: dict[str, Any]) -> str:
     """The empirical epsilon as it is: a positive bound, or no evidence at this power (never
     ">= 0.00", which reads as "no leak")."""
@@ -62,8 +72,9 @@ def verdict_summary(verdict: str, check: dict[str, Any], mem: dict[str, Any],
             f"an intruder who knows the generator detected the {mem['targets']} most exposed "
             f"people in {mem['tpr_at_1pct']:.1%} of the shadow releases trained on them, at a "
             f"1% false-positive rate fixed on other shadow releases (95% interval "
-            f"{lo:.1%}-{hi:.1%}; limit {limit:.0%}); {persons_said(mem)}; largest per-target "
-            f"AUC {mem['max_auc']:.2f}; {epsilon_said(mem)}; {design_said(mem)}")
+            f"{lo:.1%}-{hi:.1%}{held_said(mem)}; limit {limit:.0%}); {persons_said(mem)}; "
+            f"largest per-target AUC {mem['max_auc']:.2f}; {epsilon_said(mem)}; "
+            f"{design_said(mem)}")
     elif mem.get("partial") and check.get("identification"):
         ident = check["identification"]
         members, others = ident["members"], ident["non_members"]
@@ -116,7 +127,7 @@ def _membership(a: Audit) -> list[tuple[str, Any]]:
                                   f"(FPR reached {_pct(mem['fpr_at_1pct'])}"
                                   + (f" [{_pct(fpr_ci[0])}, {_pct(fpr_ci[1])}]" if fpr_ci
                                      else "") + ")",
-         f"upper bound <= {a['tpr_limit']}"),
+         f"upper bound <= {a['tpr_limit']}" + held_said(mem)),
         ("pooled TPR at 10 % FPR", f"{_pct(mem['tpr_at_10pct'])} [{_pct(lo10)}, {_pct(hi10)}]",
          ""),
         *([("people tested one by one (an exact randomisation test each, Holm)",

@@ -41,6 +41,7 @@ _EXPORTS = {
     "prepare": "_context",
     "record_secret": "_secret:record",
     "rejected": "_trials",
+    "releasable": "_trials",
     "risk_utility_plot": "_plots:risk_utility",
     "run_study": "_study",
     "sampler": "_storage",
@@ -70,6 +71,7 @@ if TYPE_CHECKING:  # the exports' types, for mypy and editors (imported lazily a
         loss_of,
         pareto_choice,
         rejected,
+        releasable,
         trials_frame,
     )
 

@@ -31,8 +31,9 @@ def rejected(study: optuna.Study) -> dict[int, str]:
             if k.startswith(REJECTED_PREFIX) and v}
 
 
-def _releasable(study: optuna.Study) -> list[FrozenTrial]:
-    """The completed feasible trials not refused at release."""
+def releasable(study: optuna.Study) -> list[FrozenTrial]:
+    """The completed feasible trials not refused at release (the candidates a release may
+    take: :func:`best_feasible` picks among them, the job's time budget reserves for them)."""
     refused = rejected(study)
     return [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
             if is_feasible(t) and t.number not in refused]
@@ -44,7 +45,12 @@ def is_pareto(study: optuna.Study) -> bool:
 
 
 def loss_of(trial: FrozenTrial) -> float:
-    """The trial's risk-utility loss: its objective value, or (Pareto mode) its logged metric."""
+    """The trial's risk-utility loss: its objective value, or (Pareto mode) its logged metric;
+    a pruned trial's is its best feasible checkpoint's, if it had one (Optuna gives a pruned
+    trial its last reported value, 0, the worst, where no checkpoint was feasible)."""
+    if trial.state == TrialState.PRUNED:
+        feasible = [p["loss"] for p in trial.user_attrs.get(attrs.CURVE, []) if p.get("feasible")]
+        return min(feasible) if feasible else math.nan
     if trial.values is not None and len(trial.values) == 1:
         return float(trial.values[0])
     value = trial.user_attrs.get(attrs.METRICS, {}).get("loss")
@@ -55,7 +61,7 @@ def pareto_choice(study: optuna.Study) -> tuple[FrozenTrial, list[FrozenTrial], 
     """Pareto mode: the released trial, the feasible front and why
     (:func:`tuner.search._pareto.pick` with the study's rule), or ``None`` without a
     feasible trial."""
-    trials = {t.number: t for t in _releasable(study) if t.values is not None}
+    trials = {t.number: t for t in releasable(study) if t.values is not None}
     if not trials:
         return None
     points = [Point(n, float(t.values[0]), float(t.values[1]), loss_of(t))
@@ -71,7 +77,7 @@ def best_feasible(study: optuna.Study) -> FrozenTrial | None:
     if is_pareto(study):
         choice = pareto_choice(study)
         return None if choice is None else choice[0]
-    feasible = _releasable(study)
+    feasible = releasable(study)
     if not feasible:
         return None
     return min(feasible, key=lambda t: math.inf if t.value is None else t.value)

@@ -8,8 +8,10 @@ import json
 import os
 import stat
 import time
+import types
 
 import numpy as np
+import optuna
 import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
@@ -65,14 +67,32 @@ def test_no_trial_reads_the_audit_set(tiny_config):
         "risk_seconds": 0, "utility_seconds": 0, "fit_seconds": 0, "sample_seconds": 0}
 
 
+def test_the_release_audits_at_most_attempts_candidates(tiny_config):
+    from tuner.release._audit import _membership, audited_candidates
+
+    ctx = prepare(tiny_config(synthesizers=("cart",)))
+    study = optuna.create_study()
+    for n in (0, 1, 2):  # three audits that ran (refused ones: the release went on)
+        study.set_user_attr(f"audit:{n}", {"key": "x", "membership": {"ran": True}})
+    study.set_user_attr("audit:5", {"key": "x", "membership": {"ran": False}})
+    assert audited_candidates(study) == {0, 1, 2}
+    best = types.SimpleNamespace(number=3, user_attrs={})
+    ev = types.SimpleNamespace(synthesizer="cart", params={})
+    with pytest.raises(NoFeasibleTrial, match=r"audited 3 candidate\(s\) \(trials 0, 1, 2\), "
+                                              r"audit.attempts = 3: each was judged at 98.3%"):
+        _membership(ctx, study, best, ev, None)
+
+
 @pytest.mark.parametrize(("extra", "match"), [
     ("[audit]\nshadows = 9\n", r"audit.shadows must be even and >= 8 .*, got 9"),
     ("[audit]\ntargets = 2\nshadows = 8\n", r"audit.targets = 2 is too few with audit.shadows "
                                             r"= 8 .* no threshold at 1 % FPR .* the minimum "
-                                            r"is audit.targets = 479"),
+                                            r"is audit.targets = 983"),
     ("[audit]\ntargets = 10\nshadows = 60\ndesign = \"shared\"\n",
-     r"audit.targets = 10 .* leaks nothing would be refused too often \(modelled: shared 19%.*"
-     r"the minimum is audit.targets = 28 \(targets x shadows = 1,680\)"),
+     r"audit.targets = 10 .* at audit.attempts = 3: .* leaks nothing would be refused too often "
+     r"\(modelled: shared 35%.* the minimum is audit.targets = 31 \(targets x shadows = "
+     r"1,860\)"),
+    ("[audit]\nattempts = 0\n", r"audit.attempts must be >= 1 candidate, got 0"),
     ("[audit]\ndesign = \"lira\"\n", r"audit.design must be one of"),
     ("[audit]\ntpr_limit = 0.0\n", r"audit.tpr_limit must be in \(0, 1\], got 0.0"),
     ("[audit]\njobs = -1\n", r"audit.jobs must be >= 0"),
@@ -319,8 +339,9 @@ def test_an_audit_not_required_releases_marked_not_audited(tmp_path):
 # ------------------------------------------------------------------------ on Adult
 
 # the default decision (tpr_limit = 0.05) at the fewest runs the config accepts with 100
-# shadows (14 targets: risk.audit.minimum_targets); shadow tables of 200 holdout records
-AUDIT = "[audit]\ntargets = 14\nshadows = 100\nshadow_size = 200\njobs = 1\n"
+# shadows (14 targets: risk.audit.minimum_targets) for one candidate (attempts = 1: its
+# bound at 95 %; the default 3 needs 18); shadow tables of 200 holdout records
+AUDIT = "[audit]\ntargets = 14\nshadows = 100\nshadow_size = 200\njobs = 1\nattempts = 1\n"
 
 
 def _adult_config(tmp_path, synthesizers, name, audit=AUDIT, n_trials=2, columns=None):

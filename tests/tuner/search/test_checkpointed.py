@@ -5,6 +5,7 @@ checkpoints over a risk limit, the pruner prunes, MLflow holds the curve."""
 from __future__ import annotations
 
 import json
+import math
 import types
 
 import optuna
@@ -20,6 +21,7 @@ from tuner.search._checkpointed import WORST_LOSS, Checkpoints, checkpointed, ch
 from tuner.search._context import prepare
 from tuner.search._storage import pruner
 from tuner.search._study import run_study
+from tuner.search._trials import trials_frame
 from tuner.synthesis import StopTraining
 
 
@@ -129,6 +131,13 @@ def test_a_study_of_checkpointed_trials_releases_the_checkpoint_it_scored(tmp_pa
     runs = {r.data.tags.get("optuna_trial"): r for r in
             client.search_runs([exp.experiment_id], max_results=100)}
     assert runs[str(pruned[0].number)].data.tags["state"] == "PRUNED"
+    # the trials table shows a pruned trial's best feasible checkpoint, not Optuna's last
+    # reported value (0, the worst, where none was feasible): blank then
+    table = trials_frame(study).set_index("number")
+    for t in pruned:
+        feasible = [p["loss"] for p in t.user_attrs[attrs.CURVE] if p["feasible"]]
+        shown = table.loc[t.number, "loss"]
+        assert (shown == min(feasible)) if feasible else math.isnan(shown), (t.number, shown)
     export(ctx, study)
     manifest = json.loads((cfg.study.output / "release" / "manifest.json").read_text())
     released = study.trials[manifest["trial"]]

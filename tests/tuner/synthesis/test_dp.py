@@ -318,11 +318,19 @@ def test_a_private_family_is_released_with_the_trials_own_data(tmp_path):
     path = write_config(tmp_path, synthesizers=("mst",), n_trials=1,
                         extra_risk="dcr_limit = 0.5\nnear_copy_limit = 0.5",
                         extra=NO_AUDIT)
+    # Fair's published answer codes, and a range for its affairs measure: DP as released
+    (tmp_path / "codebook.json").write_text(json.dumps({
+        "age": {"categories": [17.5, 22, 27, 32, 37, 42]},
+        "yrs_married": {"categories": [0.5, 2.5, 6, 9, 13, 16.5, 23]},
+        "children": {"categories": [0, 1, 2, 3, 4, 5.5]},
+        "religious": {"categories": [1, 2, 3, 4]}, "affairs": {"min": 0, "max": 60}}))
     path.write_text(path.read_text().replace(
-        "train_fraction = 0.5", f"train_fraction = 0.5\ncolumns = {json.dumps(columns)}"))
+        "train_fraction = 0.5", f"train_fraction = 0.5\ncolumns = {json.dumps(columns)}"
+        '\ncodebook = "codebook.json"'))
     tuned = tuner.tune(path)
     manifest = json.loads((tuned.release_folder / "manifest.json").read_text())
     assert manifest["synthesizer"] == "mst" and manifest["randomness"]["secret"]
+    assert manifest["domain"]["dp"]["as_released"] is True
     trial = tuned.optuna_study.trials[tuned.released_trial]
     # recorded, so the release compared the refit's data with it (not an older trial's evidence)
     assert len(trial.user_attrs[DATA_SHA256_ATTR]) == 64

@@ -1,0 +1,96 @@
+"""What more targets cost in the shared game (issue 44: "raise the default K where the shared
+design makes more targets nearly free, measured").
+
+The shared game fits ``shadows`` tables whatever K is; what grows with K is the attack's
+features (each target scored on every run), the per-person randomisation test (1,000 K
+permutations of each target's runs) and the choice of targets. This plays
+:func:`risk.membership_audit` on ``persons.py``'s Adult frames (3,000 training, 1,800
+reference records; 100 shadow tables of 1,000) for each K of ``--targets``, side by side in
+one run, with the Gaussian copula (a realistic near-null generator, on value-protected data)
+and the data-blind generator, and reports seconds per audit, the verdict at the release's
+confidence (``1 - 0.05 / 3``: ``[audit] attempts = 3``) and the model's no-leak refusal rate
+at that confidence (:func:`risk.audit.null_refusal_rate`).
+
+    python -m experiments.release_audit.targets_cost                       # the committed table
+    python -m experiments.release_audit.targets_cost --targets 20 40 --seeds 1 --quick
+
+``results/targets_cost.md`` holds the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import pandas as pd
+
+import risk
+from experiments.release_audit.persons import SHADOW_SIZE, SHADOWS, Blind, Copula, _frames
+
+RESULTS = Path(__file__).resolve().parent / "results"
+TABLE = RESULTS / "targets_cost.md"
+CONFIDENCE = 1 - 0.05 / 3  # the release's, at the default [audit] attempts = 3
+
+
+def run(targets: list[int], seeds: int, jobs: int, generators: list[str]) -> pd.DataFrame:
+    rows = []
+    for generator in generators:
+        train, reference, pool = _frames(10 if generator == "gaussian_copula" else 0)
+        fit_sample = Copula() if generator == "gaussian_copula" else Blind(pool)
+        for seed in range(seeds):
+            for k in targets:
+                start = time.perf_counter()
+                res = risk.membership_audit(train, reference, fit_sample, targets=k,
+                                            shadows=SHADOWS, shadow_size=SHADOW_SIZE,
+                                            design="shared", n_jobs=jobs, random_state=seed)
+                seconds = time.perf_counter() - start
+                verdict = res.verdict(confidence=CONFIDENCE)
+                rows.append({"generator": generator, "targets": k, "seed": seed,
+                             "seconds": seconds, "refused": verdict.refused,
+                             "flagged": verdict.n_flagged, "pooled_upper": verdict.pooled_upper,
+                             "model_no_leak_refusal": risk.audit.null_refusal_rate(
+                                 k, SHADOWS, design="shared", confidence=CONFIDENCE)})
+                print(f"{generator:16} K={k:3} seed {seed}: {seconds:5.0f} s, refused="
+                      f"{verdict.refused}, flagged={verdict.n_flagged}, pooled upper "
+                      f"{verdict.pooled_upper:.3f}", flush=True)
+    return pd.DataFrame(rows)
+
+
+def summarise(frame: pd.DataFrame) -> str:
+    cell = frame.groupby(["generator", "targets"], sort=False).agg(
+        audits=("seed", "size"), seconds=("seconds", "mean"), refused=("refused", "sum"),
+        flagged=("flagged", "sum"), pooled_upper=("pooled_upper", "mean"),
+        model=("model_no_leak_refusal", "first")).reset_index()
+    base = cell.groupby("generator")["seconds"].transform("first")
+    lines = ["| generator | K | audits | seconds per audit | x the first K | refused | people "
+             "flagged | mean pooled upper bound | modelled no-leak refusal |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {r.generator} | {r.targets} | {r.audits} | {r.seconds:.0f} | "
+              f"{r.seconds / b:.2f} | {r.refused} | {r.flagged} | {r.pooled_upper:.3f} | "
+              f"{r.model:.2%} |" for r, b in zip(cell.itertuples(), base, strict=True)]
+    head = (f"Shared game, {SHADOWS} shadow tables of {SHADOW_SIZE:,} Adult records (3,000 "
+            f"training, 1,800 reference); verdict at confidence {CONFIDENCE:.3f} (`[audit] "
+            "attempts = 3`), tpr_limit 0.05, alpha 0.05; 2 processes on this machine's 2 cores; "
+            "every K of a generator measured in the same run. "
+            "`python -m experiments.release_audit.targets_cost`\n\n")
+    return head + "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--targets", type=int, nargs="+", default=[20, 40, 60])
+    parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help="the blind generator only")
+    args = parser.parse_args(argv)
+    generators = ["blind"] if args.quick else ["gaussian_copula", "blind"]
+    frame = run(args.targets, args.seeds, args.jobs, generators)
+    text = summarise(frame)
+    if not args.quick:
+        TABLE.write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
