@@ -111,7 +111,8 @@ class AuditConfig:
     """The ``[audit]`` section: the release audit (design §13, :mod:`tuner.release._audit`)."""
 
     enabled: bool = key(True, help="run the membership audit at release")
-    targets: int = key(20, help="K: the most vulnerable training records attacked")
+    targets: int = key(40, help="K: the most vulnerable training records attacked, each "
+                                "tested one by one")
     shadows: int = key(100, help="R: shadow tables per target, half with it (even)")
     shadow_size: int = key(1000, help="records per shadow table (the holdout's size when "
                                       "smaller)")
