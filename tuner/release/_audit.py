@@ -202,6 +202,8 @@ def _figures(res: risk.MembershipAuditResult) -> dict[str, Any]:
         "attack_auc": {k: [float(x) for x in v] for k, v in res.attack_auc.items()},
         "selected_attack": list(res.selected_attack), "vulnerability": list(res.vulnerability),
         "max_auc": res.max_auc, "median_auc": float(np.nanmedian(res.target_auc)),
+        "best_attack_auc_max": float(np.nanmax(res.best_attack_auc)),
+        "best_attack_auc_median": float(np.nanmedian(res.best_attack_auc)),
         "tpr_at_1pct": res.tpr_at_1pct, "tpr_at_1pct_interval": [ci.low, ci.high],
         "fpr_at_1pct": res.fpr_at_1pct,
         "fpr_at_1pct_interval": [res.fpr_at_1pct_interval.low, res.fpr_at_1pct_interval.high],
@@ -223,11 +225,14 @@ def _figures(res: risk.MembershipAuditResult) -> dict[str, Any]:
     }
 
 
-CUSTODIAN_ONLY = ("seed", "vulnerability", "target_p_values", "target_labels")
+CUSTODIAN_ONLY = ("seed", "vulnerability", "target_p_values", "target_labels", "target_auc",
+                  "best_attack_auc", "attack_auc", "selected_attack")
 """What the audit's figures hold that only the custodian may read (design §9.2): the audit's
 seed, from the study's secret, the targets' vulnerability scores (with the table, a score
 singles its record out, and every target is a training record), each target's p-value of being
-exposed, and the targets' labels (their rows in the input table: who was tested)."""
+exposed and its AUCs (by vulnerability rank: how exposed the k-th most vulnerable person is),
+and the targets' labels (their rows in the input table: who was tested). The public files
+keep the largest and the median AUC, and the figure shows the AUCs sorted, not by person."""
 
 
 UNPUBLISHED = ("member_hits_by_fit", "member_runs_by_fit")  # kept with the study's audit only

@@ -254,20 +254,22 @@ def save_marginals(train: pd.DataFrame, synthetic: pd.DataFrame, scores: dict[st
 
 
 def audit_aucs(membership: dict[str, Any]) -> Figure:
-    """Per target of the membership audit (most vulnerable first), each attack's AUC on the
-    test half of its shadow runs; 0.5 is guessing. No target's values: rank and score only."""
+    """The membership audit's per-target AUCs of each attack on the test half of its shadow
+    runs, each attack's sorted from the largest: how many people an attack tells apart and how
+    well, never which (sorted, the k-th bar is not the k-th most vulnerable person; the
+    per-person figures are the custodian's, ``seeds.json``). 0.5 is guessing."""
     aucs = membership["attack_auc"]
     k = len(membership["target_auc"])
     fig, ax = figure(figsize=(max(6.0, 0.35 * k + 2), 3.6))
     width = 0.8 / max(1, len(aucs))
     for i, (attack, values) in enumerate(aucs.items()):
-        ax.bar(np.arange(k) + (i - (len(aucs) - 1) / 2) * width,
-               np.nan_to_num(np.asarray(values, float), nan=0.0), width, label=attack)
+        ranked = np.sort(np.nan_to_num(np.asarray(values, float), nan=0.0))[::-1]
+        ax.bar(np.arange(k) + (i - (len(aucs) - 1) / 2) * width, ranked, width, label=attack)
     ax.axhline(0.5, color="grey", ls="--", lw=1, label="guessing")
     ax.set_xticks(np.arange(k), [str(i + 1) for i in range(k)], fontsize=7)
-    ax.set_xlabel("target (1 = most vulnerable training record)")
+    ax.set_xlabel("targets, each attack's AUCs sorted from the largest (not by person)")
     ax.set_ylabel("AUC (test half of the shadow runs)")
     ax.set_ylim(0, 1.02)
-    ax.set_title("Membership audit: each attack's AUC per target", fontsize=10)
+    ax.set_title("Membership audit: each attack's per-target AUCs, sorted", fontsize=10)
     ax.legend(fontsize=7, ncol=4, loc="lower right")
     return fig
