@@ -24,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 import risk
+from experiments.reporting import markdown_table
 from tuner.api import load_config
 from tuner.release import ReleasedFamily
 from tuner.scoring import evaluate
@@ -68,16 +69,12 @@ def summarise(frame: pd.DataFrame) -> str:
     cols = [c for c in ("family", "protect_k", "values_coded", "U", "M", "copies_difference",
                         "dcr_excess", "feasible", "audit", "people_flagged", "pooled_upper")
             if c in frame]
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for row in frame[cols].itertuples(index=False):
-        lines.append("| " + " | ".join(f"{v:.4f}" if isinstance(v, float) else str(v)
-                                       for v in row) + " |")
     head = ("The demo's table and settings (`--public-seed` split, 2,500 training records), one "
             f"trial per cell at default parameters (seed {SEED}); audit: shared game, the "
             "demo's 20 targets x 100 shadow tables, at the release's confidence; values_coded: "
             "in the training, holdout and audit sets together. "
             "`python -m experiments.release_audit.protection_cost`\n\n")
-    return head + "\n".join(lines) + "\n"
+    return head + markdown_table(frame[cols], floatfmt=".4f") + "\n"
 
 
 def main(argv: list[str] | None = None) -> None:

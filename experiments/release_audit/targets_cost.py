@@ -27,6 +27,7 @@ import pandas as pd
 
 import risk
 from experiments.release_audit.persons import SHADOW_SIZE, SHADOWS, Blind, Copula, _frames
+from experiments.reporting import markdown_table
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TABLE = RESULTS / "targets_cost.md"
@@ -62,19 +63,21 @@ def summarise(frame: pd.DataFrame) -> str:
         audits=("seed", "size"), seconds=("seconds", "mean"), refused=("refused", "sum"),
         flagged=("flagged", "sum"), pooled_upper=("pooled_upper", "mean"),
         model=("model_no_leak_refusal", "first")).reset_index()
-    base = cell.groupby("generator")["seconds"].transform("first")
-    lines = ["| generator | K | audits | seconds per audit | x the first K | refused | people "
-             "flagged | mean pooled upper bound | modelled no-leak refusal |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {r.generator} | {r.targets} | {r.audits} | {r.seconds:.0f} | "
-              f"{r.seconds / b:.2f} | {r.refused} | {r.flagged} | {r.pooled_upper:.3f} | "
-              f"{r.model:.2%} |" for r, b in zip(cell.itertuples(), base, strict=True)]
+    cell["x the first K"] = cell["seconds"] / cell.groupby("generator")["seconds"].transform(
+        "first")
+    cell["model"] = cell["model"].map("{:.2%}".format)
+    shown = cell.rename(columns={"targets": "K", "seconds": "seconds per audit",
+                                 "flagged": "people flagged",
+                                 "pooled_upper": "mean pooled upper bound",
+                                 "model": "modelled no-leak refusal"})[[
+        "generator", "K", "audits", "seconds per audit", "x the first K", "refused",
+        "people flagged", "mean pooled upper bound", "modelled no-leak refusal"]]
     head = (f"Shared game, {SHADOWS} shadow tables of {SHADOW_SIZE:,} Adult records (3,000 "
             f"training, 1,800 reference); verdict at confidence {CONFIDENCE:.3f} (`[audit] "
             "attempts = 3`), tpr_limit 0.05, alpha 0.05; 2 processes on this machine's 2 cores; "
             "every K of a generator measured in the same run. "
             "`python -m experiments.release_audit.targets_cost`\n\n")
-    return head + "\n".join(lines) + "\n"
+    return head + markdown_table(shown, floatfmt=".3f") + "\n"
 
 
 def main(argv: list[str] | None = None) -> None:

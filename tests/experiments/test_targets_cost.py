@@ -15,7 +15,9 @@ def test_the_table_compares_each_k_with_the_first_of_its_generator():
         "flagged": [0, 1, 0, 0], "pooled_upper": [0.01, 0.03, 0.02, 0.02],
         "model_no_leak_refusal": [0.021, 0.021, 0.0001, 0.0001]})
     lines = targets_cost.summarise(rows).splitlines()
-    body = [line for line in lines if line.startswith("| blind")]
-    assert body[0].split(" | ")[1:7] == ["20", "2", "11", "1.00", "1", "1"]
-    assert body[1].split(" | ")[1:7] == ["40", "2", "11", "1.00", "0", "0"]
-    assert body[0].endswith("2.10% |") and body[1].endswith("0.01% |")
+    body = [[c.strip() for c in line.strip("|").split("|")] for line in lines
+            if line.startswith("| blind")]
+    assert body[0][1:7] == ["20", "2", "11.000", "1.000", "1", "1"]
+    assert body[1][1:7] == ["40", "2", "11.000", "1.000", "0", "0"]
+    assert body[0][-1] == "2.10%" and body[1][-1] == "0.01%"
+    assert [b[7] for b in body] == ["0.020", "0.020"]

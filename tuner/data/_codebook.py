@@ -48,7 +48,6 @@ import pandas as pd
 import risk
 from tuner.errors import InputError
 
-KINDS = ("categories", "range", "public")
 CSV_TYPES = {"categorical": "categories", "numerical": "range", "datetime": "range",
              "public": "public"}
 CSV_HEADER = ("column", "type", "categories", "min", "max", "missing")
@@ -98,9 +97,6 @@ class Codebook:
 
     domains: Mapping[str, Domain]
     source: str = ""
-
-    def __contains__(self, column: object) -> bool:
-        return column in self.domains
 
     @property
     def declared(self) -> frozenset[str]:
@@ -176,10 +172,8 @@ class Codebook:
                     risk.column_kind(values) not in ("numeric", "datetime") or \
                     values.notna().sum() == 0:
                 continue
-            low, high = values.min(), values.max()
-            if pd.api.types.is_datetime64_any_dtype(values):
-                low, high = low.isoformat(), high.isoformat()
-            extra[str(name)] = Domain(str(name), "range", low=low, high=high, missing=True)
+            extra[str(name)] = Domain(str(name), "range", low=values.min(), high=values.max(),
+                                      missing=True)
         return dataclasses.replace(self, domains={**self.domains, **extra})
 
     def record(self) -> dict[str, Any]:

@@ -267,8 +267,9 @@ def release_audit(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTr
     else:
         mem = _membership(ctx, study, best, ev, planned)
     if mem.get("ran"):
-        decided = person_verdict(mem, a)
-        mem = mem | {"persons": persons(decided, mem), "pooled_decision": pooled_decision(mem, a)}
+        bound = pooled_decision(mem, a)
+        decided = person_verdict(mem, a, bound["upper"])
+        mem = mem | {"persons": persons(decided, mem), "pooled_decision": bound}
         if decided.refused:
             raise ReleaseRejected(refused_why(mem, decided, a.tpr_limit))
     # in partial synthesis the audit is the sealed set's check (identification risk included)

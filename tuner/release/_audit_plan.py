@@ -136,7 +136,7 @@ def _sample_ratio(ctx: Context) -> float:
 
 
 def _family(ctx: Context, name: str, params: dict[str, Any]) -> ReleasedFamily:
-    cfg, domain = ctx.cfg, (None if ctx.cfg.study.synthesize else ctx.split.domain)
+    cfg, domain = ctx.cfg, ctx.split.domain  # None in partial synthesis
     # a DP release is not filtered (its guarantee stands in for the gate's removal of copies)
     policy = ("none" if dp_as_released(name, domain, ctx.split.train)
               else cfg.risk.replicated_uniques)

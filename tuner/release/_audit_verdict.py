@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import risk
-from tuner.release._report_audit import design_said
+from tuner.release._report_audit import design_said, held_said
 
 
 def pooled_decision(mem: dict[str, Any], a: Any) -> dict[str, Any]:
@@ -19,13 +19,12 @@ def pooled_decision(mem: dict[str, Any], a: Any) -> dict[str, Any]:
     return {"confidence": a.confidence, "upper": upper, "attempts": a.attempts}
 
 
-def person_verdict(mem: dict[str, Any], a: Any) -> risk.AuditVerdict:
+def person_verdict(mem: dict[str, Any], a: Any, pooled_upper: float) -> risk.AuditVerdict:
     """The audit's decision (:func:`risk.audit.decide`, the rule of
     :meth:`risk.MembershipAuditResult.verdict`) on the figures of an audit that ran, at the
-    config's ``tpr_limit``, ``alpha`` and the bound's confidence (:func:`pooled_decision`)."""
-    return risk.audit.decide(mem["target_p_values"], mem["target_labels"],
-                             pooled_decision(mem, a)["upper"], tpr_limit=a.tpr_limit,
-                             alpha=a.alpha)
+    config's ``tpr_limit`` and ``alpha``, with the bound of :func:`pooled_decision`."""
+    return risk.audit.decide(mem["target_p_values"], mem["target_labels"], pooled_upper,
+                             tpr_limit=a.tpr_limit, alpha=a.alpha)
 
 
 def persons(verdict: risk.AuditVerdict, mem: dict[str, Any]) -> dict[str, Any]:
@@ -44,13 +43,10 @@ def refused_why(mem: dict[str, Any], decided: risk.AuditVerdict, limit: float) -
     parts = []
     if decided.pooled_refused:
         lo, hi = mem["tpr_at_1pct_interval"]
-        bound = mem.get("pooled_decision", {"confidence": 0.95, "upper": hi, "attempts": 1})
-        held = (f"; held at {bound['confidence']:.1%} over the {bound['attempts']} candidates "
-                f"audit.attempts allows: {bound['upper']:.3f}" if bound["attempts"] > 1 else "")
         parts.append(f"an intruder who knows the generator reaches a pooled TPR of "
                      f"{mem['tpr_at_1pct']:.3f} at 1% FPR on the {mem['targets']} most "
-                     f"vulnerable training records (95% interval {lo:.3f}-{hi:.3f}{held}: its "
-                     f"upper end is above audit.tpr_limit = {limit})")
+                     f"vulnerable training records (95% interval {lo:.3f}-{hi:.3f}"
+                     f"{held_said(mem)}: its upper end is above audit.tpr_limit = {limit})")
     if decided.n_flagged:
         parts.append(f"{decided.n_flagged} of the {decided.n_tested} people tested "
                      f"{'is' if decided.n_flagged == 1 else 'are'} significantly exposed, each "

@@ -36,7 +36,7 @@ NOT_DP = ("NOT differentially private as released: the domain of {columns} was r
 
 def record(ctx: Context, family: str, params: dict[str, Any]) -> dict[str, Any]:
     """The manifest's ``domain`` entry (module docstring; column names and kinds only)."""
-    book = None if ctx.cfg.study.synthesize else ctx.split.domain
+    book = ctx.split.domain  # None in partial synthesis
     train = ctx.split.train
     read = book.uncovered(train) if book else list(map(str, train.columns))
     out: dict[str, Any] = {"codebook": book.record() if book else None, "read_from_data": read}

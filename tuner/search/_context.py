@@ -201,7 +201,9 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
     sp = split(frame, train_fraction=cfg.data.train_fraction,
                seed=split_seed(cfg.study.seed, secret), stratify=cfg.data.stratify,
                audit_fraction=audit)
-    sp, protection = _protected(cfg, dataclasses.replace(sp, domain=codebook))
+    # partial synthesis releases real kept columns: no family takes a domain there
+    sp, protection = _protected(cfg, dataclasses.replace(
+        sp, domain=None if cfg.study.synthesize else codebook))
     a = cfg.audit
     if a.enabled and sp.has_audit and a.targets > len(sp.train):
         raise ConfigError(f"audit.targets = {a.targets} is more than the {len(sp.train)} "

@@ -23,7 +23,7 @@ from tuner.synthesis._spaces import decode
 
 
 def _clips(name: str, domain: Codebook | None, frame: pd.DataFrame) -> bool:
-    """Whether ``name``'s records are clipped by :func:`within` rather than by the family
+    """Whether ``name``'s records are clipped to :func:`bounds` rather than by the family
     (a codebook range for a column of ``frame``, and a family that can switch its own off)."""
     if domain is None or SYNTHESIZERS[name].private or not domain.ranges(frame):
         return False
@@ -38,15 +38,19 @@ def dp_as_released(name: str, domain: Codebook | None, frame: pd.DataFrame) -> b
     return SYNTHESIZERS[name].private and domain is not None and not domain.uncovered(frame)
 
 
-def within(name: str, domain: Codebook | None, train: pd.DataFrame,
-           records: pd.DataFrame) -> pd.DataFrame:
-    """``records`` of ``name`` fitted on ``train``, clipped into the codebook's ranges and the
-    other columns' training ranges (what the family's own clipping did) where :func:`build`
-    switched the family's clipping off; as they are otherwise."""
+def bounds(name: str, domain: Codebook | None, train: pd.DataFrame) -> Codebook | None:
+    """The ranges ``name``'s records are clipped to after sampling where :func:`build`
+    switched the family's own clipping off for the codebook's sake: the codebook's, and the
+    other numeric and date columns' training ranges (what the family's clipping did); None
+    where the family clips as it always does."""
     if not _clips(name, domain, train):
-        return records
+        return None
     assert domain is not None
-    return domain.bounding(train).clip(records)
+    return domain.bounding(train)
+
+
+def _within(bound: Codebook | None, records: pd.DataFrame) -> pd.DataFrame:
+    return records if bound is None else bound.clip(records)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,7 +72,7 @@ def build(name: str, params: dict[str, Any], frame: pd.DataFrame, *, seed: int,
     place of ``seed`` (:attr:`~tuner.synthesis._families.SynthesizerSpec.private`).
     ``domain``: the codebook; a private family takes it whole (its categories and bins), any
     other has its own clipping to the training range switched off where the codebook gives a
-    range (:func:`within` clips the records instead)."""
+    range (the records are clipped to :func:`bounds` instead)."""
     spec = SYNTHESIZERS[name]
     kwargs = decode(params)
     if domain is not None and spec.private:
@@ -98,7 +102,7 @@ def synthesize(
     domain: Codebook | None = None,
 ) -> Synthesis:
     """Fit on ``train`` and sample ``num_rows`` (default ``len(train)``), reproducibly;
-    ``domain``: the codebook (:func:`build`, :func:`within`).
+    ``domain``: the codebook (:func:`build`, :func:`bounds`).
 
     Fit runs with Python, NumPy and torch seeded from ``seed`` and torch limited to ``threads``
     threads; sampling uses the synthesiser's own seeded generator. joblib runs sequentially
@@ -111,9 +115,10 @@ def synthesize(
     with failing_as_trial(name, params):
         synth = build(name, params, train, seed=seed, device=device, noise_key=noise_key,
                       domain=domain)
+        bound = bounds(name, domain, train)
         with fitted(synth, train, seed=seed, threads=threads) as fit_seconds:
             start = time.perf_counter()
-            synthetic = within(name, domain, train, synth.sample(num_rows or len(train))[TABLE])
+            synthetic = _within(bound, synth.sample(num_rows or len(train))[TABLE])
             sample_seconds = time.perf_counter() - start
     return Synthesis(synthetic.reset_index(drop=True), fit_seconds, sample_seconds)
 
@@ -139,8 +144,10 @@ def synthesize_checkpoints(
     if not SYNTHESIZERS[name].has_epochs:
         raise ValueError(f"{name!r} does not train in epochs: it has no checkpoints")
 
+    bound = bounds(name, domain, train)
+
     def visit(done: int, records: pd.DataFrame, trained: float, sampled: float) -> None:
-        each(done, Synthesis(within(name, domain, train, records), trained, sampled))
+        each(done, Synthesis(_within(bound, records), trained, sampled))
 
     try:
         with failing_as_trial(name, params):

@@ -136,7 +136,8 @@ def test_value_protection_leaves_a_declared_column_alone():
 
 
 def test_a_family_clips_to_the_codebook_where_it_gives_a_range():
-    from tuner.synthesis._synthesizers import build, within
+    from tuner.synthesis import synthesize
+    from tuner.synthesis._synthesizers import bounds, build
 
     train = pd.DataFrame({"a": np.linspace(0, 10, 50), "b": np.linspace(5, 6, 50)})
     book = Codebook({"a": Domain("a", "range", low=-100, high=100)})
@@ -144,10 +145,17 @@ def test_a_family_clips_to_the_codebook_where_it_gives_a_range():
         False
     assert build("gaussian_copula", {}, train, seed=0).enforce_min_max_values is True
     records = pd.DataFrame({"a": [-500.0, 50.0, 500.0], "b": [0.0, 5.5, 9.0]})
-    out = within("gaussian_copula", book, train, records)
+    bound = bounds("gaussian_copula", book, train)
+    out = bound.clip(records)
     # the codebook's range for a, the training range (what SDV's clipping did) for b
     assert out["a"].tolist() == [-100.0, 50.0, 100.0] and out["b"].tolist() == [5.0, 5.5, 6.0]
-    assert within("gaussian_copula", None, train, records) is records
+    assert bounds("gaussian_copula", None, train) is None
+    assert bounds("mst", book, train) is None  # a DP family takes the codebook whole
+    # the whole path: a range narrower than the data's (the table's check would refuse it;
+    # here it shows that the records sampled are the ones clipped)
+    narrow = Codebook({"a": Domain("a", "range", low=2.0, high=3.0)})
+    sampled = synthesize("gaussian_copula", {}, train, seed=0, domain=narrow).synthetic
+    assert sampled["a"].between(2.0, 3.0).all() and (sampled["a"] == 3.0).any()
 
 
 def _neighbours() -> tuple[pd.DataFrame, pd.DataFrame]:

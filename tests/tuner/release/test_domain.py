@@ -85,3 +85,23 @@ def test_mst_over_a_codebook_is_released_as_dp_and_the_report_says_what_epsilon_
     synthetic = pd.read_csv(folder / "synthetic.csv")
     assert synthetic["affairs"].between(0, 60).all()
     assert set(synthetic["age"]) <= set(CODEBOOK["age"]["categories"])
+
+
+def test_a_dp_release_over_the_codebook_is_not_filtered_and_another_is(tmp_path):
+    # the gate's removal of copies of train-unique records reads the confidential table: it
+    # stands for a DP family over the codebook's domain, for no other (and for MST over a
+    # domain read from the data it still applies)
+    import risk
+    from tuner.scoring._evaluation import score
+
+    ctx = prepare(config.load(_config(tmp_path, codebook=CODEBOOK)))
+    copies = ctx.split.train.copy()  # every training record, the unique ones among them
+    uniques = int(risk.replicated_uniques(ctx.split.train, copies).sum())
+    assert uniques > 0
+    kept = {family: len(score(ctx.cfg, ctx.split, copies, seed=1, family=family)["synthetic"])
+            for family in ("mst", "cart")}
+    assert kept == {"mst": len(copies), "cart": len(copies) - uniques}
+    data_read = prepare(config.load(_config(tmp_path, codebook=None,
+                                            extra_data='dp_domain = "data"\n')))
+    assert len(score(data_read.cfg, data_read.split, data_read.split.train.copy(), seed=1,
+                     family="mst")["synthetic"]) < len(data_read.split.train)
