@@ -14,11 +14,11 @@ from joblib import Parallel, cpu_count, delayed
 from sklearn.ensemble import RandomForestClassifier
 
 from risk._audit_attacks import features
+from risk._audit_bound import fit_interval
 from risk._audit_person import permutations, randomisation_p
 from risk._audit_stats import (
     auc,
     calibrated_threshold,
-    clustered_interval,
     epsilon_ceiling,
     epsilon_lower_bound,
     loo_null_z,
@@ -76,8 +76,10 @@ def _halves(labels: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 def plan_runs(plan: Plan, n_reference: int, seed: np.random.SeedSequence) -> list[Run]:
     """Every shadow run of the game, drawn from ``seed``. Calibration and test are split by
     *fit*: per target, each target's runs, stratified by membership; shared, half of the fits
-    calibrate every target and the others test every target, each target in half of each
-    half's tables, so that no fit is read on both sides (its runs are dependent)."""
+    calibrate every target and the others test every target, each target in exactly half of
+    the calibration fits' tables and, in each test fit, on a coin of its own (so that the test
+    fits are independent and alike), and no fit is read on both sides (its runs are
+    dependent)."""
     rng = np.random.default_rng(seed)
     k, r = plan.n_targets, plan.shadows
     if plan.design == "per_target":
@@ -90,8 +92,10 @@ def plan_runs(plan: Plan, n_reference: int, seed: np.random.SeedSequence) -> lis
     fit_cal = np.zeros(r, dtype=bool)
     fit_cal[: (r + 1) // 2] = True
     inside = np.zeros((r, k), dtype=bool)
-    for part in (fit_cal, ~fit_cal):
-        inside[part] = np.column_stack([_balanced(rng, int(part.sum())) for _ in range(k)])
+    inside[fit_cal] = np.column_stack([_balanced(rng, int(fit_cal.sum())) for _ in range(k)])
+    # the test fits independent and alike, as the bound over fits needs (risk._audit_bound):
+    # each holds each target with probability one half, on its own coin
+    inside[~fit_cal] = rng.random((int((~fit_cal).sum()), k)) < 0.5
     out = []
     for i in range(r):
         members = tuple(int(t) for t in np.flatnonzero(inside[i]))
@@ -194,7 +198,7 @@ class TestRuns:
 
     def rates(self, level: float, keep: np.ndarray | None = None) -> dict[str, Any]:
         """TPR and FPR at ``level`` over the runs ``keep`` (all by default), with their
-        intervals clustered by fit, and the counts behind them."""
+        intervals over test fits (:mod:`risk._audit_bound`), and the counts behind them."""
         keep = np.ones(self.z.size, dtype=bool) if keep is None else keep
         called = self.called(level)
         out: dict[str, Any] = {}
@@ -204,7 +208,7 @@ class TestRuns:
             hits = np.bincount(inverse, weights=called[use], minlength=fits.size)
             trials = np.bincount(inverse, minlength=fits.size).astype(float)
             out[name] = float(hits.sum() / max(trials.sum(), 1.0))
-            out[f"{name}_interval"] = clustered_interval(hits, trials)
+            out[f"{name}_interval"] = fit_interval(hits, trials)
             out[f"{name}_counts"] = (int(hits.sum()), int(trials.sum()))
             out[f"{name}_trials"] = trials
             out[f"{name}_hits"] = hits

@@ -1,6 +1,7 @@
 """The no-leak refusal model of the membership audit (:func:`risk.audit.null_refusal_rate`,
-:func:`risk.audit.minimum_targets`): how often an audit of a generator that leaks nothing is
-refused, for the config's check of the smallest allowed game (docs/audit.md)."""
+:func:`risk.audit.minimum_targets`, :func:`risk.audit.minimum_shadows`): how often an audit of a
+generator that leaks nothing is refused, for the config's check of the smallest allowed game
+(docs/audit.md)."""
 
 from __future__ import annotations
 
@@ -39,13 +40,13 @@ def _confidence(confidence: Any) -> float:
 def null_refusal_rate(targets: int, shadows: int, *, design: str,
                       tpr_limit: float = 0.05, confidence: float = 0.95) -> float:
     """How often :func:`membership_audit` with these settings would refuse a generator that
-    leaks nothing, refusing when the upper end of the pooled TPR's interval at ``confidence``
-    (95 % by default; :meth:`MembershipAuditResult.verdict`) at 1 % FPR exceeds
-    ``tpr_limit``: the model of :func:`risk._audit_stats.null_refusal_rate` (the
-    threshold's false-positive rate beta-distributed as split conformal prediction makes it,
-    the hits beta-binomial, the interval clustered by fit). NaN when the calibration runs hold
-    too few non-members (``targets x (shadows / 2 - shadows / 4)`` below 99) to fix a threshold
-    at 1 % FPR: such an audit calls no run a member."""
+    leaks nothing, refusing when the pooled TPR's one-sided upper bound at ``confidence`` (95 %
+    by default; :meth:`MembershipAuditResult.verdict`) at 1 % FPR exceeds ``tpr_limit``: the
+    model of :func:`risk._audit_stats.null_refusal_rate` (the threshold's false-positive rate
+    beta-distributed as split conformal prediction makes it, the hits binomial given it, the
+    bound over test fits). NaN when the calibration runs hold too few non-members (``targets x
+    (shadows / 2 - shadows / 4)`` below 99) to fix a threshold at 1 % FPR: such an audit calls
+    no run a member."""
     targets = check_positive_int(targets, "targets")
     shadows = check_positive_int(shadows, "shadows", minimum=8, maximum=MAX_SHADOWS)
     check_choice(design, "design", DESIGNS)
@@ -83,4 +84,41 @@ def minimum_targets(shadows: int, *, design: str, tpr_limit: float = 0.05,
     while low < high:
         mid = (low + high) // 2
         low, high = (low, mid) if window(mid) else (mid + 1, high)
+    return high
+
+
+def minimum_shadows(targets: int, *, design: str, tpr_limit: float = 0.05,
+                    allowance: float = NULL_REFUSAL_ALLOWANCE, confidence: float = 0.95) -> int:
+    """The fewest (even) shadows with which ``targets`` targets keep the modelled no-leak
+    refusal rate (:func:`null_refusal_rate`) within ``allowance``, for that number and the
+    next two even ones (the shared design's rate is a Monte Carlo estimate, so it is not
+    exactly monotone). Found by doubling from the fewest that could ever pass, then
+    bisection. In the shared design the test fits are what count (a bound over ``n`` fits can
+    fall no lower than ``1 - (1 - confidence)^(1 / n)``: :mod:`risk._audit_bound`), so more
+    targets help little there and this is the number to raise."""
+    targets = check_positive_int(targets, "targets")
+    check_choice(design, "design", DESIGNS)
+    limit, level = _limit(tpr_limit), _confidence(confidence)
+    ok: dict[int, bool] = {}
+
+    def window(r: int) -> bool:
+        for j in range(r, r + 6, 2):
+            if j not in ok:
+                ok[j] = _null_refusal_rate(targets, j, design, limit, level=level) <= allowance
+            if not ok[j]:
+                return False
+        return True
+
+    # in the shared design no fewer test fits can reject the limit even when no run is caught:
+    # the capital of n zero shares at bets of 1 is (1 + limit)^n (risk._audit_bound)
+    fits = math.ceil(math.log(1.0 / (1.0 - level)) / math.log1p(limit))
+    low = high = max(8, 2 * fits if design == "shared" else 8)
+    while not window(high):
+        low, high = high + 2, 2 * high
+        if high > MAX_SHADOWS:
+            raise RiskInputError(f"no number of shadows keeps the no-leak refusal rate within "
+                                 f"{allowance} with targets={targets}, tpr_limit={tpr_limit}.")
+    while low < high:
+        mid = (low + high) // 4 * 2
+        low, high = (low, mid) if window(mid) else (mid + 2, high)
     return high

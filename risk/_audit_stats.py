@@ -1,6 +1,6 @@
 """Statistics of the membership audit (:mod:`risk.audit`): AUC, TPR at a fixed FPR, exact
-binomial intervals and their clustered form, the threshold fixed on calibration runs, the
-empirical epsilon lower bound and LiRA's per-target calibration.
+binomial intervals, the threshold fixed on calibration runs, the empirical epsilon lower bound,
+LiRA's per-target calibration and the no-leak refusal model.
 
 * **TPR at FPR** (Carlini et al., "Membership inference attacks from first principles", IEEE
   S&P 2022): a run is called a member when its score is strictly above the threshold; the
@@ -15,20 +15,11 @@ empirical epsilon lower bound and LiRA's per-target calibration.
   k)``-distributed (the order statistic's coverage, Wilks 1941), which :func:`null_refusal_rate`
   uses. The null scores are the calibration non-members' leave-one-out standardised scores
   (:func:`loo_null_z`), so that each is read as a test run's score is, against the others.
-* **Clustered interval** (Korn & Graubard, "Confidence intervals for proportions with small
-  expected number of positive counts estimated from survey data", Survey Methodology 24, 1998;
-  recommended for clustered proportions near 0 by Dean & Pagano, J. Survey Statistics and
-  Methodology 3, 2015): runs of one fit are one cluster (the shared design scores every target
-  on each fit, so its runs are not independent). The ratio ``p = sum y_i / sum m_i`` over
-  clusters (``y_i`` hits of ``m_i`` runs) has the linearised variance ``v = c / (c - 1) sum (y_i -
-  p m_i)^2 / (sum m_i)^2`` over the ``c`` clusters that have runs; the design effect ``d = max(1,
-  v / (p (1 - p) / n))`` (1 when ``p`` is 0 or 1) gives the effective size ``n / d``, shrunk by
-  ``(z_{a/2} / t_{a/2, c - 1})^2`` for the ``c - 1`` degrees of freedom of ``v``, and the
-  Clopper-Pearson interval is taken at the effective size and ``p`` times it (non-integer
-  counts through the beta quantiles). With one run per cluster (the per-target design) it is
-  Clopper-Pearson at ``n c / (c - 1)`` runs, shrunk by the ``t`` factor (both tiny). A
-  percentile bootstrap over clusters is not used: it undercovers for proportions near 0
-  (measured in ``experiments/release_audit/calibration.py``).
+* **Bounds over fits**: the pooled TPR and FPR are bounded with the fit as the independent
+  unit (:mod:`risk._audit_bound`: betting, Waudby-Smith & Ramdas 2024; Clopper-Pearson when
+  every fit holds one run). Korn & Graubard's clustered interval, used before, estimated the
+  runs' correlation from the fits and under-covered when few fits carry the signal
+  (``experiments/release_audit/calibration.py`` keeps it as a comparator).
 * **Epsilon lower bound** (Jagielski, Ullman & Oprea, "Auditing differentially private machine
   learning", NeurIPS 2020, section 3): a mechanism that is epsilon-DP (delta = 0) admits no
   test with ``TPR > exp(epsilon) FPR``; with the interval bounds, ``epsilon >= ln(TPR_lower /
@@ -54,15 +45,20 @@ empirical epsilon lower bound and LiRA's per-target calibration.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 from scipy import stats
 from sklearn.metrics import roc_auc_score
 
+from risk._audit_bound import fit_interval, within_limit
 from risk._result import Interval
 
-DEFF_QUANTILES = 20
+# the no-leak model's simulated audits in the shared design, and their seed (a fixed stream:
+# the config's check gives the same answer every time)
+NULL_AUDITS = 4000
+NULL_SEED = 20261202
 
 
 def clopper_pearson(successes: int, n: int, level: float = 0.95) -> Interval:
@@ -143,48 +139,15 @@ def calibrated_threshold(null: np.ndarray, fpr: float) -> float:
     return float(np.partition(null, null.size - k)[null.size - k])
 
 
-def _effective(hits: np.ndarray, trials: np.ndarray, level: float) -> tuple[float, float]:
-    """(effective successes, effective size) of Korn & Graubard (module docstring)."""
-    n, x = float(trials.sum()), float(hits.sum())
-    used = trials > 0
-    c = int(used.sum())
-    if n == 0:
-        return 0.0, 0.0
-    p = x / n
-    deff = 1.0
-    if 0.0 < p < 1.0 and c > 1:
-        resid = hits[used] - p * trials[used]
-        v = c / (c - 1) * float(np.sum(resid**2)) / n**2
-        deff = max(1.0, v / (p * (1 - p) / n))
-    n_eff = n / deff
-    if c > 1:
-        alpha = 1.0 - level
-        n_eff *= (stats.norm.ppf(1 - alpha / 2) / stats.t.ppf(1 - alpha / 2, c - 1)) ** 2
-    return p * n_eff, n_eff
-
-
-def clustered_interval(hits: np.ndarray, trials: np.ndarray, level: float = 0.95) -> Interval:
-    """Korn & Graubard's interval of ``sum(hits) / sum(trials)`` with one entry per cluster
-    (a shadow fit): ``hits[i]`` of its ``trials[i]`` runs were called members (module
-    docstring)."""
-    hits, trials = np.asarray(hits, dtype=float), np.asarray(trials, dtype=float)
-    x, n = _effective(hits, trials, level)
-    alpha = 1.0 - level
-    if n <= 0:
-        return Interval(0.0, 1.0, level, "Korn-Graubard (clustered by fit)")
-    low = 0.0 if x <= 0 else float(stats.beta.ppf(alpha / 2, x, n - x + 1))
-    high = 1.0 if x >= n else float(stats.beta.ppf(1 - alpha / 2, x + 1, n - x))
-    return Interval(low, high, level, "Korn-Graubard (clustered by fit)")
-
-
 def epsilon_ceiling(member_trials: np.ndarray, nonmember_trials: np.ndarray,
                     level: float = 0.95, delta: float = 0.0) -> float:
     """The largest epsilon lower bound these runs can give: every member run caught and no
-    non-member run, each cluster's runs as in :func:`clustered_interval`."""
+    non-member run, each fit's runs bounded as :func:`risk._audit_bound.fit_interval` bounds
+    them."""
     member_trials = np.asarray(member_trials, dtype=float)
     nonmember_trials = np.asarray(nonmember_trials, dtype=float)
-    tpr = clustered_interval(member_trials, member_trials, level)
-    fpr = clustered_interval(np.zeros_like(nonmember_trials), nonmember_trials, level)
+    tpr = fit_interval(member_trials, member_trials, level)
+    fpr = fit_interval(np.zeros_like(nonmember_trials), nonmember_trials, level)
     return epsilon_lower_bound(tpr.low, fpr.high, delta)
 
 
@@ -194,17 +157,20 @@ def run_counts(targets: int, shadows: int) -> tuple[int, int]:
     return targets * (shadows // 4), targets * (shadows // 2 - shadows // 4)
 
 
+@functools.lru_cache(maxsize=512)  # a pure function of its numbers: the config asks it often
 def null_refusal_rate(targets: int, shadows: int, design: str, limit: float, *,
                       fpr: float = 0.01, level: float = 0.95) -> float:
     """How often an attack that learns nothing would be refused: the probability that the
-    upper end of the pooled TPR's interval exceeds ``limit``. The threshold's false-positive
-    rate given the calibration runs is ``F ~ Beta(k, n0 + 1 - k)`` (``n0`` calibration
-    non-members, ``k = floor(fpr (n0 + 1))``; module docstring) and, learning nothing, the
-    ``n`` member runs at test are caught as often as non-members: ``Binomial(n, F)``, so the
-    hits are beta-binomial. The interval is :func:`clustered_interval` with the clusters of
-    ``design`` (each run its own in ``"per_target"``; the ``shadows / 2`` test fits in
-    ``"shared"``, whose estimated design effect, with no link between runs, is taken as
-    ``chi2(c - 1) / (c - 1)`` truncated at 1). NaN when the calibration non-members are too
+    pooled TPR's one-sided upper bound at ``level`` exceeds ``limit``. The threshold's
+    false-positive rate given the calibration runs is ``F ~ Beta(k, n0 + 1 - k)`` (``n0``
+    calibration non-members, ``k = floor(fpr (n0 + 1))``; module docstring) and, learning
+    nothing, each member run at test is caught as often as a non-member, with probability
+    ``F``. In ``"per_target"`` the ``n`` member runs are independent, the hits beta-binomial,
+    and the bound Clopper-Pearson's: the rate is exact. In ``"shared"`` each of the
+    ``shadows / 2`` test fits holds each target with probability one half and the bound is
+    the betting bound over fits (:mod:`risk._audit_bound`): the rate is a Monte Carlo
+    estimate over ``NULL_AUDITS`` simulated audits from a fixed seed (its standard error
+    below 0.25 % at the rates the config allows). NaN when the calibration non-members are too
     few to fix a threshold at ``fpr`` (``k = 0``: fewer than ``1 / fpr - 1``, 99 at 1 %). A
     model: the audit itself is measured against it in
     ``experiments/release_audit/calibration.py``."""
@@ -212,24 +178,20 @@ def null_refusal_rate(targets: int, shadows: int, design: str, limit: float, *,
     k = int(math.floor(fpr * (n0 + 1) + 1e-9))
     if n < 1 or k < 1:  # no threshold at fpr: fewer than 1 / fpr - 1 calibration nulls
         return math.nan
-    clusters = n if design == "per_target" else shadows // 2
-    alpha = 1.0 - level
-    shrink = (stats.norm.ppf(1 - alpha / 2) / stats.t.ppf(1 - alpha / 2, max(clusters - 1, 1))
-              ) ** 2 if clusters > 1 else 1.0
-    x = np.arange(n + 1)[:, None]
-    if design == "per_target":  # one run per cluster: the linearised variance is p (1 - p) /
-        # (n - 1), so the design effect is n / (n - 1) whenever 0 < x < n
-        deff = np.where((x > 0) & (x < n) & (n > 1), n / max(n - 1, 1), 1.0)
-    else:  # the estimated design effect of independent runs: about chi2(c - 1) / (c - 1),
-        # truncated at 1 as the interval truncates it (20 quantiles, equally weighted)
-        q = (np.arange(DEFF_QUANTILES) + 0.5) / DEFF_QUANTILES
-        draws = stats.chi2.ppf(q, max(clusters - 1, 1)) / max(clusters - 1, 1)
-        deff = np.where((x > 0) & (x < n), np.maximum(1.0, draws)[None, :], 1.0)
-    n_eff = n / deff * shrink
-    x_eff = x / n * n_eff
-    with np.errstate(divide="ignore", invalid="ignore"):
-        upper = np.where(x >= n, 1.0, stats.beta.ppf(1 - alpha / 2, x_eff + 1,
-                                                     np.maximum(n_eff - x_eff, 1e-12)))
-    refused = (upper > limit).mean(axis=1)
-    pmf = stats.betabinom.pmf(np.arange(n + 1), n, k, n0 + 1 - k)
-    return float(np.sum(pmf * refused))
+    if design == "per_target":
+        x = np.arange(n + 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            upper = np.where(x >= n, 1.0, stats.beta.ppf(level, x + 1, n - x))
+        pmf = stats.betabinom.pmf(x, n, k, n0 + 1 - k)
+        return float(np.sum(pmf[upper > limit]))
+    rng = np.random.default_rng(NULL_SEED)
+    rate = rng.beta(k, n0 + 1 - k, NULL_AUDITS)[:, None]
+    if targets == 1:  # a fit holds the one target or not: one run per fit, Clopper-Pearson's
+        runs = rng.binomial(shadows // 2, 0.5, NULL_AUDITS)
+        hits = rng.binomial(runs, rate[:, 0])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            upper = np.where(hits >= runs, 1.0, stats.beta.ppf(level, hits + 1, runs - hits))
+        return float(np.mean(upper > limit))
+    members = np.maximum(rng.binomial(targets, 0.5, (NULL_AUDITS, shadows // 2)), 1)
+    hits = rng.binomial(members, np.broadcast_to(rate, members.shape))
+    return float(1.0 - within_limit(hits / members, limit, level).mean())

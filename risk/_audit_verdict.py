@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from risk._audit_bound import upper_bound
 from risk._audit_person import holm, holm_adjusted
-from risk._audit_stats import clustered_interval
 from risk._result import Result
 from risk._validation import RiskInputError, check_number
 
@@ -28,8 +28,8 @@ class AuditVerdict(Result):
     audit's order, ``target_p_values`` and Holm's ``adjusted_p_values`` (the smallest
     family-wise level at which each would be flagged); ``flagged``, the labels of the targets
     flagged at ``alpha``; ``n_tested`` and ``n_flagged``; the pooled part: ``pooled_upper``
-    (the upper end of the pooled TPR's interval at 1 % FPR) against ``tpr_limit``, and
-    ``pooled_refused``.
+    (the pooled TPR's one-sided upper bound at 1 % FPR, at ``confidence``, over the test fits:
+    :mod:`risk._audit_bound`) against ``tpr_limit``, and ``pooled_refused``.
     """
 
     refused: bool
@@ -45,14 +45,23 @@ class AuditVerdict(Result):
     tpr_limit: float
     pooled_upper: float
     pooled_refused: bool
+    confidence: float = 0.95
 
+
+
+def bound_said(confidence: float) -> str:
+    """How the pooled bound is named in words, at ``confidence``."""
+    return (f"the pooled TPR's upper confidence bound at 1 % FPR ({100 * confidence:.1f} %, "
+            f"one-sided, over the test fits)")
 
 
 def decide(target_p_values: Sequence[float], target_labels: Sequence[Any], pooled_upper: float,
-           *, tpr_limit: float = TPR_LIMIT, alpha: float = ALPHA) -> AuditVerdict:
+           *, tpr_limit: float = TPR_LIMIT, alpha: float = ALPHA,
+           confidence: float = 0.95) -> AuditVerdict:
     """:meth:`MembershipAuditResult.verdict` from its figures alone (an audit's p-values, the
-    targets' labels in the same order, the upper end of the pooled TPR's interval at 1 % FPR):
-    what the tuner calls on an audit it kept, so that one rule decides everywhere."""
+    targets' labels in the same order, the pooled TPR's upper bound at 1 % FPR, held at
+    ``confidence``, which names it in ``reason``): what the tuner calls on an audit it kept, so
+    that one rule decides everywhere."""
     limit = check_number(tpr_limit, "tpr_limit")
     if not 0.0 < limit <= 1.0:
         raise RiskInputError(f"`tpr_limit` must be in (0, 1], but got tpr_limit={tpr_limit!r}.")
@@ -70,8 +79,7 @@ def decide(target_p_values: Sequence[float], target_labels: Sequence[Any], poole
     pooled = not upper <= limit  # NaN refuses
     reasons = []
     if pooled:
-        reasons.append(f"the upper end of the pooled TPR's 95 % interval at 1 % FPR, "
-                       f"{upper:.4f}, exceeds tpr_limit = {limit:g}")
+        reasons.append(f"{bound_said(confidence)}, {upper:.4f}, exceeds tpr_limit = {limit:g}")
     if flagged.any():
         reasons.append(f"{int(flagged.sum())} of the {p.size} people tested "
                        f"{'is' if flagged.sum() == 1 else 'are'} significantly exposed (Holm, "
@@ -80,8 +88,8 @@ def decide(target_p_values: Sequence[float], target_labels: Sequence[Any], poole
     if reasons:
         reason = "refused: " + "; and ".join(reasons)
     else:
-        reason = (f"passed: the upper end of the pooled TPR's 95 % interval at 1 % FPR, "
-                  f"{upper:.4f}, is within tpr_limit = {limit:g}, and none of the {p.size} "
+        reason = (f"passed: {bound_said(confidence)}, {upper:.4f}, is within tpr_limit = "
+                  f"{limit:g}, and none of the {p.size} "
                   f"people tested is significantly exposed (Holm, family-wise level {level:g}; "
                   f"smallest p = {p[worst]:.2g})")
     return AuditVerdict(
@@ -90,15 +98,15 @@ def decide(target_p_values: Sequence[float], target_labels: Sequence[Any], poole
         adjusted_p_values=tuple(float(x) for x in holm_adjusted(p)),
         flagged=tuple(lab for lab, f in zip(labels, flagged, strict=True) if f),
         n_tested=int(p.size), n_flagged=int(flagged.sum()), alpha=level, tpr_limit=limit,
-        pooled_upper=upper, pooled_refused=bool(pooled))
+        pooled_upper=upper, pooled_refused=bool(pooled), confidence=float(confidence))
 
 
 def pooled_upper_bound(member_hits_by_fit: Sequence[float], member_runs_by_fit: Sequence[float],
                        *, confidence: float = 0.95) -> float:
-    """The upper end of the pooled TPR's two-sided interval at ``confidence`` from its member
-    runs' hits and counts by test fit (:class:`MembershipAuditResult`'s
-    ``member_hits_by_fit``, ``member_runs_by_fit``): the interval clustered by fit of
-    :func:`risk._audit_stats.clustered_interval`, as ``tpr_at_1pct_interval`` is at 0.95."""
+    """The pooled TPR's one-sided upper bound at ``confidence`` from its member runs' hits and
+    counts by test fit (:class:`MembershipAuditResult`'s ``member_hits_by_fit``,
+    ``member_runs_by_fit``): the bound over fits of :func:`risk._audit_bound.upper_bound`
+    (``tpr_at_1pct_interval.high`` is the same bound at ``(1 + 0.95) / 2``)."""
     level = check_number(confidence, "confidence")
     if not 0.0 < level < 1.0:
         raise RiskInputError(f"`0 < confidence < 1` must hold, but got confidence={confidence!r}.")
@@ -106,4 +114,4 @@ def pooled_upper_bound(member_hits_by_fit: Sequence[float], member_runs_by_fit: 
     if hits.shape != runs.shape or not runs.size or (hits > runs).any() or (hits < 0).any():
         raise RiskInputError("`member_hits_by_fit` and `member_runs_by_fit` must be counts of "
                              f"the same fits, hits <= runs; got {hits.size} and {runs.size}.")
-    return clustered_interval(hits, runs, level=level).high
+    return upper_bound(hits, runs, level)

@@ -35,8 +35,9 @@ matching the target on subsets of its columns: TAPAS' queries, Houssiau et al. 2
 
 **Figures.** Each target's runs are split into a calibration half and a test half, by *fit*
 (per target: each target's own runs, stratified by membership; shared: half of the fits
-calibrate every target and the other half test every target, each target in half of each
-half's tables), so that no fit is read on both sides. On the calibration half alone, per
+calibrate every target and the other half test every target, each target in exactly half of
+the calibration tables and in each test table on a coin of its own), so that no fit is read on
+both sides. On the calibration half alone, per
 target: the attack with the highest AUC is chosen, its scores are standardised by the
 non-member calibration scores (offline LiRA, so that one threshold means about one
 false-positive rate for every target), and the threshold of each FPR level (1 % and 10 %) is
@@ -44,14 +45,16 @@ fixed on the calibration non-members' leave-one-out standardised scores pooled o
 targets (split conformal: a fresh null run exceeds it with probability at most the level).
 On the test half alone: each target's AUC of its chosen attack (``target_auc``; the largest of
 the three attacks' test AUCs is kept as ``best_attack_auc``, a diagnostic biased upwards), and
-the pooled TPR and FPR at the fixed thresholds, with 95 % intervals that count the runs of one
-fit as one cluster (Korn & Graubard 1998: the shared design's runs of one fit move together),
-and the empirical epsilon lower bound ``ln(TPR_lower / FPR_upper)`` at 1 % (Jagielski et al.
+the pooled TPR and FPR at the fixed thresholds, with 95 % intervals over the test fits, valid
+whatever the runs of one fit do together (:mod:`risk._audit_bound`: betting over the fits'
+hit shares, Waudby-Smith & Ramdas 2024; Clopper-Pearson where each fit is one run), and the
+empirical epsilon lower bound ``ln(TPR_lower / FPR_upper)`` at 1 % (Jagielski et al.
 2020; delta = 0, :meth:`MembershipAuditResult.epsilon_at` for another) beside
 ``epsilon_ceiling``, the most these settings could show (every member run caught, none of the
 others). :mod:`risk._audit_stats` has the formulas, measured by simulation
 (``experiments/release_audit/calibration.py``); :func:`minimum_targets` gives the smallest game
-whose modelled no-leak refusal rate (:func:`null_refusal_rate`) is within 2.5 %. **Per person**
+whose modelled no-leak refusal rate (:func:`null_refusal_rate`) is within 2.5 %, and
+:func:`minimum_shadows` the fewest shadows for a number of targets. **Per person**
 (:mod:`risk._audit_person`): each target's exact randomisation p-value of being exposed, and
 :meth:`MembershipAuditResult.verdict` refuses when the pooled bound fails or anyone is flagged
 (Holm). No target's values are in the result: its label (who), scores and counts.
@@ -76,10 +79,12 @@ import numpy as np
 import pandas as pd
 
 from risk._audit_attacks import RADII, column_subsets, default_bandwidth, log_density
+from risk._audit_bound import fit_interval as fit_interval
 from risk._audit_game import Plan, TestRuns, plan_runs, play, score_targets
 from risk._audit_model import DESIGNS as DESIGNS
 from risk._audit_model import MAX_SHADOWS as MAX_SHADOWS
 from risk._audit_model import NULL_REFUSAL_ALLOWANCE as NULL_REFUSAL_ALLOWANCE
+from risk._audit_model import minimum_shadows as minimum_shadows
 from risk._audit_model import minimum_targets as minimum_targets
 from risk._audit_model import null_refusal_rate as null_refusal_rate
 from risk._audit_stats import epsilon_lower_bound
@@ -120,10 +125,11 @@ class MembershipAuditResult(Result):
     upwards by choosing after seeing the test runs). Pooled over the targets' test runs, at
     the thresholds fixed on the calibration runs (``threshold_1pct``, ``threshold_10pct``, in
     standardised units, from ``n_calibration_nulls`` calibration non-member runs):
-    ``tpr_at_1pct``/``fpr_at_1pct`` and ``..._10pct`` with intervals clustered by fit (Korn &
-    Graubard), the counts behind them, ``epsilon_lower_bound`` (at 1 %, for delta = 0; see
-    :meth:`epsilon_at`) and ``epsilon_ceiling``, the largest bound these settings could have
-    given. ``n_fits`` models were fitted; ``random_state`` is the seed used.
+    ``tpr_at_1pct``/``fpr_at_1pct`` and ``..._10pct`` with 95 % intervals over the test fits
+    (:mod:`risk._audit_bound`), the counts behind them (``member_hits_by_fit``,
+    ``member_runs_by_fit``: what :meth:`pooled_upper` reads), ``epsilon_lower_bound`` (at 1 %,
+    for delta = 0; see :meth:`epsilon_at`) and ``epsilon_ceiling``, the largest bound these
+    settings could have given. ``n_fits`` models were fitted; ``random_state`` is the seed used.
 
     Per person: ``target_labels`` (``train``'s index labels of the targets, in the order
     above: who they are, for the custodian only) and ``target_p_values``, each target's exact
@@ -183,23 +189,22 @@ class MembershipAuditResult(Result):
         return max(finite) if finite else math.nan
 
     def pooled_upper(self, confidence: float = 0.95) -> float:
-        """The upper end of the pooled TPR's two-sided interval at 1 % FPR at ``confidence``
-        (:func:`pooled_upper_bound` over this audit's test fits; at 0.95 it is
-        ``tpr_at_1pct_interval.high``)."""
+        """The pooled TPR's one-sided upper bound at 1 % FPR at ``confidence``, over this
+        audit's test fits (:func:`pooled_upper_bound`, :mod:`risk._audit_bound`)."""
         return pooled_upper_bound(self.member_hits_by_fit, self.member_runs_by_fit,
                                   confidence=confidence)
 
     def verdict(self, *, tpr_limit: float = TPR_LIMIT, alpha: float = ALPHA,
                 confidence: float = 0.95) -> AuditVerdict:
-        """Refused when the upper end of the pooled TPR's interval at 1 % FPR
-        (:meth:`pooled_upper` at ``confidence``, 95 % by default) exceeds ``tpr_limit``
-        **or** any target is significantly exposed: Holm over the targets' p-values at
-        family-wise level ``alpha`` (:mod:`risk._audit_person`). An audit that is one of
-        ``m`` tried in turn until one passes holds its bound at ``1 - 0.05 / m``
-        (Bonferroni), so that a leaky generator passes one of them no more often than one
-        audit at 95 % lets it."""
+        """Refused when the pooled TPR's one-sided upper bound at 1 % FPR (:meth:`pooled_upper`
+        at ``confidence``, 95 % by default) exceeds ``tpr_limit`` **or** any target is
+        significantly exposed: Holm over the targets' p-values at family-wise level ``alpha``
+        (:mod:`risk._audit_person`). An audit that is one of ``m`` tried in turn until one
+        passes holds its bound at ``1 - 0.05 / m`` (Bonferroni), so that a leaky generator
+        passes one of them no more often than one audit at 95 % lets it."""
         return decide(self.target_p_values, self.target_labels,
-                      self.pooled_upper(confidence), tpr_limit=tpr_limit, alpha=alpha)
+                      self.pooled_upper(confidence), tpr_limit=tpr_limit, alpha=alpha,
+                      confidence=confidence)
 
     def epsilon_at(self, delta: float) -> float:
         """The epsilon lower bound for an ``(epsilon, delta)`` claim: ``ln((TPR_lower - delta)

@@ -16,18 +16,21 @@ intervals) on Adult, with a generator that costs nothing to fit, many times over
 **Truth**: each audit also plays ``--truth`` times as many shadow runs per target that no
 figure reads (``risk.audit._audit``'s ``truth_shadows``): at the thresholds the calibration
 runs fixed, their hit rates are the TPR and FPR the audit's figures estimate for that audit.
-A cell reports how often the 95 % interval of the pooled TPR at 1 % FPR covers that truth
-(with a Monte Carlo error of its own: the truth runs are finite), beside two intervals the
-audit does not use: Clopper-Pearson treating runs as independent (the audit before issue 32)
-and a percentile bootstrap over fits. And how often the release is refused (upper end above
-``--limit``), against :func:`risk.audit.null_refusal_rate`'s model.
+A cell reports how often the audit's 95 % interval of the pooled TPR at 1 % FPR (over the test
+fits, :mod:`risk._audit_bound`) and its one-sided bound at the release's confidence (98.3 %,
+the one that decides) cover that truth (with a Monte Carlo error of its own: the truth runs
+are finite), beside three intervals the audit does not use: Korn & Graubard's clustered one
+(the audit's before issue 44 item 3), Clopper-Pearson treating runs as independent (before
+issue 32) and a percentile bootstrap over fits. And how often the release is refused (the
+pooled bound above ``--limit``, and the whole verdict, a flagged person included), against
+:func:`risk.audit.null_refusal_rate`'s model.
 
     python -m experiments.release_audit.calibration --quick           # minutes
-    python -m experiments.release_audit.calibration --audits 100      # the committed tables
+    python -m experiments.release_audit.calibration --audits 10 --truth 1   # the committed
     python -m experiments.release_audit.calibration --summary-only
 
-Rows are appended to ``results/calibration.csv`` as each audit finishes (a rerun skips what is
-there); ``results/calibration.md`` holds the tables.
+Rows are appended to ``results/calibration_fits.csv`` as each audit finishes (a rerun skips
+what is there); ``results/calibration.md`` holds the tables.
 """
 
 from __future__ import annotations
@@ -45,13 +48,18 @@ from scipy import stats
 
 import risk
 from experiments.datasets import read_adult
+from experiments.release_audit.korn_graubard import clustered_interval
 from experiments.reporting import append_rows
 from risk.audit import _audit, null_refusal_rate
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
-CSV = RESULTS / "calibration.csv"
+# rows of the audit since its bound is over fits (issue 44 item 3); the calibration_*.csv before
+# it (Korn-Graubard's interval, balanced test fits) are kept, and their tables quoted in
+# docs/audit.md's history, but no longer summarised
+CSV = RESULTS / "calibration_fits.csv"
 TABLE = RESULTS / "calibration.md"
+CONFIDENCE = 1 - 0.05 / 3  # the release's, at the default [audit] attempts = 3
 N_TRAIN, N_REFERENCE, N_POOL = 3000, 1800, 6000
 BOOTSTRAP = 2000
 
@@ -154,7 +162,9 @@ def one_audit(frames: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame], generator
     boot = _bootstrap(hits, trials, seed)
     x, n = rates["tpr_counts"]
     naive = _clopper_pearson(x, n)
+    before = clustered_interval(hits, trials)
     ci = res.tpr_at_1pct_interval
+    verdict = res.verdict(tpr_limit=limit, confidence=CONFIDENCE)
     return {
         "generator": generator, "design": design, "targets": targets, "shadows": shadows,
         "runs": targets * shadows, "shadow_size": shadow_size, "seed": seed, "limit": limit,
@@ -164,17 +174,28 @@ def one_audit(frames: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame], generator
         "truth_runs": int(truth_runs.sum()),
         **({"covered": ci.low <= tpr_true <= ci.high,
             "covered_naive": naive.low <= tpr_true <= naive.high,
+            "covered_kg": before.low <= tpr_true <= before.high,
+            "covered_upper": verdict.pooled_upper >= tpr_true,
             "covered_bootstrap": boot[0] <= tpr_true <= boot[1],
             "fpr_covered": (res.fpr_at_1pct_interval.low <= fpr_true
                             <= res.fpr_at_1pct_interval.high)} if truth else {}),
         "half_width": (ci.high - ci.low) / 2, "half_width_naive": (naive.high - naive.low) / 2,
-        "refused": ci.high > limit, "epsilon_lower_bound": res.epsilon_lower_bound,
+        "upper": verdict.pooled_upper, "confidence": CONFIDENCE,
+        "refused": verdict.pooled_refused, "refused_verdict": verdict.refused,
+        "flagged": verdict.n_flagged, "epsilon_lower_bound": res.epsilon_lower_bound,
         "epsilon_ceiling": res.epsilon_ceiling,
         "mean_target_auc": float(np.nanmean(res.target_auc)),
         "mean_best_attack_auc": float(np.nanmean(res.best_attack_auc)),
-        "model_null_refusal": null_refusal_rate(targets, shadows, design=design, tpr_limit=limit),
+        "model_null_refusal": null_refusal_rate(targets, shadows, design=design, tpr_limit=limit,
+                                                confidence=CONFIDENCE),
         "seconds": time.perf_counter() - start,
     }
+
+
+def _clopper_pearson(successes: int, n: int) -> Any:
+    """The exact 95 % interval of ``successes / n`` (Clopper & Pearson 1934), as scipy gives it:
+    the audit's interval when its runs are taken as independent."""
+    return stats.binomtest(int(successes), int(n)).proportion_ci(0.95, method="exact")
 
 
 def _target_rows(train: pd.DataFrame, reference: pd.DataFrame, k: int) -> np.ndarray:
@@ -191,9 +212,8 @@ def _per_fit(runs: Any, called: np.ndarray, keep: np.ndarray) -> tuple[np.ndarra
 
 
 SETTINGS = {  # name: (targets, shadows)
-    "smallest": (14, 100),  # the fewest targets the config accepts with 100 shadows
-    "18-target": (20, 80),  # above the fewest with 80 shadows (18); not the demo's in the end
-    "default = demo": (20, 100),
+    "default = demo": (40, 300),
+    "issue's 40 shadows": (20, 40),  # the all-or-nothing case issue 44 measured
 }
 QUICK = {"small": (10, 40)}
 
@@ -226,7 +246,8 @@ def _done(path: Path) -> set[tuple[Any, ...]]:
 def summarize(paths: list[Path], out: Path = TABLE) -> str:
     """The coverage, refusal and power tables, as Markdown, from every CSV of ``paths``."""
     rows = pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
-    for col in ("covered", "covered_naive", "covered_bootstrap", "fpr_covered"):
+    for col in ("covered", "covered_naive", "covered_bootstrap", "covered_kg", "covered_upper",
+                "fpr_covered"):
         rows[col] = rows[col].astype(float)
     rows["truth_audits"] = rows["tpr_true"].notna()
     keys = ["setting", "design", "generator"]
@@ -239,6 +260,8 @@ def summarize(paths: list[Path], out: Path = TABLE) -> str:
                   tpr_true=("tpr_true", "mean"), fpr_true=("fpr_true", "mean"),
                   coverage=("covered", "mean"), coverage_naive=("covered_naive", "mean"),
                   coverage_bootstrap=("covered_bootstrap", "mean"),
+                  coverage_kg=("covered_kg", "mean"), coverage_upper=("covered_upper", "mean"),
+                  refused_verdict=("refused_verdict", "mean"), flagged=("flagged", "mean"),
                   fpr_coverage=("fpr_covered", "mean"),
                   half_width=("half_width", "mean"), tpr_sd=("tpr", "std"),
                   refused=("refused", "mean"), model=("model_null_refusal", "first"),
@@ -254,14 +277,16 @@ def summarize(paths: list[Path], out: Path = TABLE) -> str:
     lines = ["# Coverage and refusals of the membership audit (simulated)", "",
              f"Adult: {N_TRAIN:,} training, {N_REFERENCE:,} reference records; shadow tables of "
              f"{int(rows['shadow_size'].iloc[0]):,}; limit {rows['limit'].iloc[0]:g} on the "
-             "upper end of the pooled TPR at 1 % FPR. `python -m "
+             f"pooled TPR at 1 % FPR, decided on its one-sided {CONFIDENCE:.1%} bound over the "
+             "test fits (`[audit] attempts = 3`). `python -m "
              "experiments.release_audit.calibration`. [a, b] is the exact (Clopper-Pearson) "
              "95 % interval of the share over the audits.", "",
-             "## Coverage of the 95 % interval of the pooled TPR at 1 % FPR", "",
-             "| setting (K x R) | design | generator | audits | true TPR | true FPR | coverage "
-             "(Korn-Graubard, the audit's) | Clopper-Pearson, runs independent | percentile "
-             "bootstrap over fits | FPR interval coverage | mean half-width | SD of the TPR "
-             "over seeds |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "## Coverage of the pooled TPR at 1 % FPR", "",
+             "| setting (K x R) | design | generator | audits | true TPR | true FPR | 95 % "
+             "interval over fits (the audit's) | one-sided bound that decides | Korn-Graubard "
+             "(the audit's before) | Clopper-Pearson, runs independent | percentile bootstrap "
+             "over fits | FPR interval coverage | mean half-width | SD of the TPR over seeds |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in table.itertuples():
         if not r.truth_audits:
             continue
@@ -269,18 +294,21 @@ def summarize(paths: list[Path], out: Path = TABLE) -> str:
         lines.append(f"| {r.setting} ({k} x {sh}) | {r.design} | {r.generator} | "
                      f"{r.truth_audits} | "
                      f"{r.tpr_true:.3f} | {r.fpr_true:.4f} | {se(r.coverage, r.truth_audits)} | "
+                     f"{se(r.coverage_upper, r.truth_audits)} | {r.coverage_kg:.3f} | "
                      f"{r.coverage_naive:.3f} | {r.coverage_bootstrap:.3f} | "
                      f"{r.fpr_coverage:.3f} | {r.half_width:.3f} | {r.tpr_sd:.3f} |")
     lines += ["", "## Refusals (no leak) and power (leaks of known size)", "",
               "| setting (K x R) | design | generator | audits | true TPR at 1 % FPR | refused "
-              "| model (no leak) | epsilon ceiling | mean target AUC (chosen attack) | mean best "
-              "attack's AUC (diagnostic) | seconds per audit |",
-              "|---|---|---|---|---|---|---|---|---|---|---|"]
+              "by the pooled bound | model (no leak) | refused by the verdict (pooled or a "
+              "person) | people flagged per audit | epsilon ceiling | mean target AUC (chosen "
+              "attack) | mean best attack's AUC (diagnostic) | seconds per audit |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in table.itertuples():
         k, sh = rows.loc[(rows["setting"] == r.setting), ["targets", "shadows"]].iloc[0]
         model = f"{r.model:.3f}" if r.generator == "independent" else ""
         lines.append(f"| {r.setting} ({k} x {sh}) | {r.design} | {r.generator} | {r.audits} | "
                      f"{r.tpr_true:.3f} | {se(r.refused, r.audits)} | {model} | "
+                     f"{se(r.refused_verdict, r.audits)} | {r.flagged:.2f} | "
                      f"{r.epsilon_ceiling:.2f} | {r.target_auc:.3f} | {r.best_attack_auc:.3f} "
                      f"| {r.seconds:.1f} |")
     text = "\n".join(lines) + "\n"
@@ -296,14 +324,15 @@ def main(argv: list[str] | None = None) -> int:
                              "from another CSV)")
     parser.add_argument("--quick", action="store_true", help="one small setting")
     parser.add_argument("--settings", nargs="*", help=f"of {list(SETTINGS)}")
-    parser.add_argument("--designs", nargs="*", default=["per_target", "shared"])
+    parser.add_argument("--designs", nargs="*", default=["shared"])
     parser.add_argument("--generators", nargs="*", help="default: all")
     parser.add_argument("--shadow-size", type=int, default=300)
     parser.add_argument("--truth", type=int, default=4,
                         help="truth runs per target, in multiples of the shadows")
     parser.add_argument("--limit", type=float, default=0.05)
     parser.add_argument("--csv", type=Path, default=CSV,
-                        help="rows go here (the tables read every results/calibration*.csv)")
+                        help="rows go here (the tables read every "
+                             "results/calibration_fits*.csv)")
     parser.add_argument("--summary-only", action="store_true")
     args = parser.parse_args(argv)
     if not args.summary_only:
@@ -323,18 +352,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"{cell['seed']}: TPR {row['tpr']:.3f} [{row['tpr_low']:.3f}, "
                   f"{row['tpr_high']:.3f}] truth {row['tpr_true']:.3f}, refused "
                   f"{row['refused']}, {row['seconds']:.0f} s", flush=True)
-    paths = set(RESULTS.glob("calibration*.csv")) | ({args.csv} if args.csv.exists() else set())
+    paths = set(RESULTS.glob("calibration_fits*.csv")) | ({args.csv} if args.csv.exists()
+                                                          else set())
     print(summarize(sorted(paths)))
     return 0
 
 
 if __name__ == "__main__":
     raise SystemExit(main())
-
-
-def _clopper_pearson(successes: int, n: int) -> Any:
-    """The exact 95 % interval of ``successes / n`` (Clopper & Pearson 1934), as scipy gives it:
-    the audit's interval when its runs are taken as independent."""
-    from scipy import stats
-
-    return stats.binomtest(int(successes), int(n)).proportion_ci(0.95, method="exact")

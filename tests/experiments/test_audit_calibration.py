@@ -31,11 +31,11 @@ def test_the_generators_copy_the_targets_they_say_they_copy():
 
 
 @pytest.mark.slow
-def test_the_clustered_interval_covers_a_fit_correlated_leak(tmp_path):
+def test_the_bound_over_fits_covers_a_fit_correlated_leak(tmp_path):
     # 6 audits of a generator that copies every target of a fit or none (20 % of fits), the
     # shared design: the interval the audit reports covers the truth (the runs no figure
-    # reads, at the same thresholds) at least 5 times; Clopper-Pearson treating the runs as
-    # independent is narrower
+    # reads, at the same thresholds) at least 5 times, and the one-sided bound that decides
+    # every time; Clopper-Pearson treating the runs as independent is narrower
     load_adult()
     frames = calibration.data()
     rows = [calibration.one_audit(frames, "all_or_nothing_0.2", targets=10, shadows=40,
@@ -43,6 +43,7 @@ def test_the_clustered_interval_covers_a_fit_correlated_leak(tmp_path):
                                   limit=0.05) for seed in range(6)]
     assert sum(r["covered"] for r in rows) >= 5, [(r["tpr_low"], r["tpr_true"], r["tpr_high"])
                                                   for r in rows]
+    assert all(r["covered_upper"] for r in rows)
     assert all(r["half_width_naive"] < r["half_width"] for r in rows)
     assert all(0.05 < r["tpr_true"] < 0.4 for r in rows)
     path = tmp_path / "calibration.csv"

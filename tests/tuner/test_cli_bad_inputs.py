@@ -300,12 +300,12 @@ CONFIG_CASES = [
     ("audit-design-unknown", {"audit.design": "lira"}, ["audit.design", "lira"]),
     ("audit-tpr-limit-above-one", {"audit.tpr_limit": 1.5}, ["audit.tpr_limit", "1.5"]),
     ("audit-limit-unreachable", {"audit.tpr_limit": 0.05},
-     ["audit.targets = 1", "audit.shadows = 8", "0.05", "leaks nothing", "the minimum is "
-      "audit.targets = 983"]),
+     ["audit.targets = 1 with audit.shadows = 8", "0.05", "leaks nothing", "the minimum is "
+      "audit.shadows = 1410 with audit.targets = 1"]),
     ("audit-below-calibrated-minimum", {"audit.tpr_limit": 0.05, "audit.targets": 10,
                                         "audit.shadows": 60, "audit.design": "shared"},
-     ["audit.targets = 10", "audit.shadows = 60", "refused too often", "the minimum is "
-      "audit.targets = 31"]),
+     ["audit.targets = 10 with audit.shadows = 60", "refused too often", "the minimum is "
+      "audit.shadows = 340 with audit.targets = 10 (shared)"]),
     ("audit-attempts-zero", {"audit.attempts": 0}, ["audit.attempts", "0"]),
     ("audit-jobs-negative", {"audit.jobs": -2}, ["audit.jobs", "-2"]),
     ("audit-minutes-zero", {"audit.max_minutes": 0}, ["audit.max_minutes", "0"]),

@@ -193,10 +193,12 @@ def _audit_problems(a: AuditConfig) -> list[str]:
 
 
 def _audit_size_problems(a: AuditConfig) -> list[str]:
-    """Too few targets x shadows for ``tpr_limit``: an audit of a generator that leaks
+    """Too few targets or shadows for ``tpr_limit``: an audit of a generator that leaks
     nothing would be refused too often (the model of :func:`risk.audit.null_refusal_rate` allows
-    2.5 %, so that the audit's measured rate stays within 5 %: docs/audit.md). A limit of 1
-    refuses nothing, and is let through whatever the size (the figures are then shown only)."""
+    2.5 %, so that the audit's measured rate stays within 5 %: docs/audit.md). In the shared
+    design the shadows are what is short (the bound is over its test fits), per target the
+    targets. A limit of 1 refuses nothing, and is let through whatever the size (the figures
+    are then shown only)."""
     if a.tpr_limit >= 1.0:
         return []
     designs = ("per_target", "shared") if a.design == "auto" else (a.design,)
@@ -205,17 +207,24 @@ def _audit_size_problems(a: AuditConfig) -> list[str]:
     bad = {d: r for d, r in rates.items() if not r <= risk.audit.NULL_REFUSAL_ALLOWANCE}
     if not bad:
         return []
-    need = max(risk.audit.minimum_targets(a.shadows, design=d, tpr_limit=a.tpr_limit,
-                                          confidence=a.confidence) for d in bad)
     said = ", ".join(f"{d.replace('_', ' ')} {r:.0%}" if r == r else
                      f"{d.replace('_', ' ')}: no threshold at 1 % FPR (fewer than 99 "
                      "calibration non-member runs)" for d, r in bad.items())
-    return [f"audit.targets = {a.targets} is too few with audit.shadows = {a.shadows} for "
-            f"audit.tpr_limit = {a.tpr_limit} at audit.attempts = {a.attempts}: an audit of a "
-            f"generator that leaks nothing would be refused too often (modelled: {said}; at most "
-            f"{risk.audit.NULL_REFUSAL_ALLOWANCE:.1%} allowed); the minimum is audit.targets "
-            f"= {need} (targets x shadows = {need * a.shadows:,}), or raise audit.shadows or "
-            "audit.tpr_limit, or lower audit.attempts"]
+    needs = []
+    if "shared" in bad:
+        need = risk.audit.minimum_shadows(a.targets, design="shared", tpr_limit=a.tpr_limit,
+                                          confidence=a.confidence)
+        needs.append(f"audit.shadows = {need} with audit.targets = {a.targets} (shared)")
+    if "per_target" in bad:
+        need = risk.audit.minimum_targets(a.shadows, design="per_target",
+                                          tpr_limit=a.tpr_limit, confidence=a.confidence)
+        needs.append(f"audit.targets = {need} with audit.shadows = {a.shadows} (per target: "
+                     f"targets x shadows = {need * a.shadows:,})")
+    return [f"audit.targets = {a.targets} with audit.shadows = {a.shadows} is too small a game "
+            f"for audit.tpr_limit = {a.tpr_limit} at audit.attempts = {a.attempts}: an audit of "
+            f"a generator that leaks nothing would be refused too often (modelled: {said}; at "
+            f"most {risk.audit.NULL_REFUSAL_ALLOWANCE:.1%} allowed); the minimum is "
+            f"{' or '.join(needs)}; or raise audit.tpr_limit, or lower audit.attempts"]
 
 
 def _backend_problems(a: AuditConfig) -> list[str]:

@@ -113,7 +113,9 @@ class AuditConfig:
     enabled: bool = key(True, help="run the membership audit at release")
     targets: int = key(40, help="K: the most vulnerable training records attacked, each "
                                 "tested one by one")
-    shadows: int = key(100, help="R: shadow tables per target, half with it (even)")
+    shadows: int = key(300, help="R: shadow tables per target, half with it (even); half of "
+                                 "them test, and the pooled bound over those fits needs about "
+                                 "250 at the defaults (risk.audit.minimum_shadows)")
     shadow_size: int = key(1000, help="records per shadow table (the holdout's size when "
                                       "smaller)")
     design: str = key("shared", help='"shared" (shadows fits, each holding every target with '
@@ -121,8 +123,9 @@ class AuditConfig:
                                      'fits), or "auto": per target when it fits in max_minutes, '
                                      "else shared")
     jobs: int = key(0, help="processes for the refits; 0: every core this process may use")
-    tpr_limit: float = key(0.05, help="the upper bound of the pooled TPR at 1 % FPR a release "
-                                      "may reach (at confidence 1 - 0.05 / attempts)")
+    tpr_limit: float = key(0.05, help="the most the pooled TPR at 1 % FPR of a release may be: "
+                                      "its one-sided upper bound over the test fits, at "
+                                      "confidence 1 - 0.05 / attempts, must be within it")
     attempts: int = key(3, help="the most candidates the release audits in turn: each one's "
                                 "pooled bound is held at confidence 1 - 0.05 / attempts "
                                 "(Bonferroni), so a leaky generator passes one of them no more "
@@ -141,8 +144,8 @@ class AuditConfig:
 
     @property
     def confidence(self) -> float:
-        """The two-sided confidence each audit's pooled bound is held at: ``1 - 0.05 /
-        attempts``, the 95 % of one audit spent over the candidates the release may audit."""
+        """The confidence of each audit's one-sided pooled bound: ``1 - 0.05 / attempts``, the
+        95 % of one audit spent over the candidates the release may audit."""
         return 1.0 - 0.05 / self.attempts
 
 

@@ -11,9 +11,9 @@ from tuner.release._report_audit import design_said, held_said
 
 
 def pooled_decision(mem: dict[str, Any], a: Any) -> dict[str, Any]:
-    """The pooled bound the candidate is judged by: the upper end of its pooled TPR's interval
-    at the config's ``confidence`` (``1 - 0.05 / attempts``: one audit's 95 % spent over the
-    candidates the release may audit, :meth:`risk.MembershipAuditResult.verdict`)."""
+    """The pooled bound the candidate is judged by: its pooled TPR's one-sided upper bound over
+    the test fits at the config's ``confidence`` (``1 - 0.05 / attempts``: one audit's 95 %
+    spent over the candidates the release may audit, :meth:`risk.MembershipAuditResult.verdict`)."""
     upper = risk.audit.pooled_upper_bound(mem["member_hits_by_fit"], mem["member_runs_by_fit"],
                                           confidence=a.confidence)
     return {"confidence": a.confidence, "upper": upper, "attempts": a.attempts}
@@ -24,7 +24,7 @@ def person_verdict(mem: dict[str, Any], a: Any, pooled_upper: float) -> risk.Aud
     :meth:`risk.MembershipAuditResult.verdict`) on the figures of an audit that ran, at the
     config's ``tpr_limit`` and ``alpha``, with the bound of :func:`pooled_decision`."""
     return risk.audit.decide(mem["target_p_values"], mem["target_labels"], pooled_upper,
-                             tpr_limit=a.tpr_limit, alpha=a.alpha)
+                             tpr_limit=a.tpr_limit, alpha=a.alpha, confidence=a.confidence)
 
 
 def persons(verdict: risk.AuditVerdict, mem: dict[str, Any]) -> dict[str, Any]:
@@ -46,7 +46,7 @@ def refused_why(mem: dict[str, Any], decided: risk.AuditVerdict, limit: float) -
         parts.append(f"an intruder who knows the generator reaches a pooled TPR of "
                      f"{mem['tpr_at_1pct']:.3f} at 1% FPR on the {mem['targets']} most "
                      f"vulnerable training records (95% interval {lo:.3f}-{hi:.3f}"
-                     f"{held_said(mem)}: its upper end is above audit.tpr_limit = {limit})")
+                     f"{held_said(mem)}, above audit.tpr_limit = {limit})")
     if decided.n_flagged:
         parts.append(f"{decided.n_flagged} of the {decided.n_tested} people tested "
                      f"{'is' if decided.n_flagged == 1 else 'are'} significantly exposed, each "

@@ -41,13 +41,15 @@ def persons_said(mem: dict[str, Any]) -> str:
 
 
 def held_said(mem: dict[str, Any]) -> str:
-    """The bound the release was judged by, where the candidates spend the audit's 95 %
-    (``audit.attempts`` above 1); nothing otherwise."""
+    """The bound the release was judged by: the pooled TPR's one-sided upper bound over the
+    test fits at the config's confidence, and, where the candidates spend the audit's 95 %
+    (``audit.attempts`` above 1), over how many."""
     bound = mem.get("pooled_decision")
-    if not bound or bound.get("attempts", 1) <= 1:
+    if not bound:
         return ""
-    return (f"; upper {bound['confidence']:.1%} bound {bound['upper']:.1%}, the 95% spent over "
-            f"{bound['attempts']} candidates")
+    spent = (f", the 95% spent over {bound['attempts']} candidates"
+             if bound.get("attempts", 1) > 1 else "")
+    return f"; one-sided {bound['confidence']:.1%} upper bound {bound['upper']:.1%}{spent}"
 
 
 def epsilon_said(mem: dict[str, Any]) -> str:
@@ -164,7 +166,8 @@ def _membership(a: Audit) -> list[tuple[str, Any]]:
                              else "") + ". **Figures**: each target's runs are split by fit "
               "into calibration and test; on calibration the attack is chosen and the "
               "threshold fixed; hits are counted on the test runs only, and the intervals "
-              "treat the runs of one fit as one cluster (Korn & Graubard 1998). "
+              "are over the test fits, valid whatever one fit's runs do together ("
+              f"{mem.get('interval_method', 'betting over fits')}). "
               "**Attacks**, the best on calibration per target: "
               + "; ".join(ATTACK_NAMES.get(x, x) for x in mem["attacks"]) + "." + skipped),
         ("table", pd.DataFrame(rows, columns=["figure", "value [95 % interval]", "limit"])),

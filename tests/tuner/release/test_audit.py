@@ -85,13 +85,17 @@ def test_the_release_audits_at_most_attempts_candidates(tiny_config):
 
 @pytest.mark.parametrize(("extra", "match"), [
     ("[audit]\nshadows = 9\n", r"audit.shadows must be even and >= 8 .*, got 9"),
-    ("[audit]\ntargets = 2\nshadows = 8\n", r"audit.targets = 2 is too few with audit.shadows "
-                                            r"= 8 .* no threshold at 1 % FPR .* the minimum "
-                                            r"is audit.targets = 983"),
+    ("[audit]\ntargets = 2\nshadows = 8\n", r"audit.targets = 2 with audit.shadows = 8 is too "
+                                            r"small a game .* no threshold at 1 % FPR .* the "
+                                            r"minimum is audit.shadows = 1126 with "
+                                            r"audit.targets = 2 \(shared\)"),
     ("[audit]\ntargets = 10\nshadows = 60\ndesign = \"shared\"\n",
      r"audit.targets = 10 .* at audit.attempts = 3: .* leaks nothing would be refused too often "
-     r"\(modelled: shared 35%.* the minimum is audit.targets = 31 \(targets x shadows = "
-     r"1,860\)"),
+     r"\(modelled: shared 100%.* the minimum is audit.shadows = 340 with audit.targets = 10 "
+     r"\(shared\)"),
+    ("[audit]\ntargets = 10\nshadows = 60\ndesign = \"per_target\"\n",
+     r"\(modelled: per target 25%.* the minimum is audit.targets = 28 with audit.shadows = 60 "
+     r"\(per target: targets x shadows = 1,680\)"),
     ("[audit]\nattempts = 0\n", r"audit.attempts must be >= 1 candidate, got 0"),
     ("[audit]\ndesign = \"lira\"\n", r"audit.design must be one of"),
     ("[audit]\ntpr_limit = 0.0\n", r"audit.tpr_limit must be in \(0, 1\], got 0.0"),
@@ -344,10 +348,10 @@ def test_an_audit_not_required_releases_marked_not_audited(tmp_path):
 
 # ------------------------------------------------------------------------ on Adult
 
-# the default decision (tpr_limit = 0.05) at the fewest runs the config accepts with 100
-# shadows (14 targets: risk.audit.minimum_targets) for one candidate (attempts = 1: its
-# bound at 95 %; the default 3 needs 18); shadow tables of 200 holdout records
-AUDIT = "[audit]\ntargets = 14\nshadows = 100\nshadow_size = 200\njobs = 1\nattempts = 1\n"
+# the default decision (tpr_limit = 0.05) for one candidate (attempts = 1: its bound at 95 %)
+# with 14 targets, at a little above the fewest shadows the config accepts for them (218:
+# risk.audit.minimum_shadows); shadow tables of 200 holdout records
+AUDIT = "[audit]\ntargets = 14\nshadows = 240\nshadow_size = 200\njobs = 1\nattempts = 1\n"
 
 
 def _adult_config(tmp_path, synthesizers, name, audit=AUDIT, n_trials=2, columns=None):
@@ -421,7 +425,7 @@ def test_the_audit_refuses_a_planted_leak_the_gate_lets_through(tmp_path, memori
 
 @pytest.mark.slow
 def test_a_gaussian_copula_release_on_adult_passes_the_audit(tmp_path):
-    # the default decision and the default game size (20 targets x 100 shadows), shared, on 7
+    # the default decision and the default game size (40 targets x 300 shadows), shared, on 7
     # of Adult's 15 columns (AUDIT_COLUMNS: fewer columns, fewer unique records, so a pass is
     # easier than on all 15, where it also passed); normal margins, not beta's (3x slower)
     audit_keys = ('[audit]\nshadow_size = 200\njobs = 1\ndesign = "shared"\n'
@@ -432,7 +436,7 @@ def test_a_gaussian_copula_release_on_adult_passes_the_audit(tmp_path):
     audit = _release_audit(tuned.output)
     mem = audit["membership"]
     assert audit["verdict"] == "passed" and mem["design"] == "shared"
-    assert mem["tpr_at_1pct_interval"][1] <= 0.05 and mem["fits"] == 100
+    assert mem["pooled_decision"]["upper"] <= 0.05 and mem["fits"] == 300
     assert mem["epsilon_ceiling"] > mem["epsilon_lower_bound"]
     assert "design = 'shared'" in mem["design_why"]
     assert audit["audit_set"]["available"] and not audit["audit_set"]["failed"]
