@@ -106,12 +106,15 @@ def pooled_upper_bound(member_hits_by_fit: Sequence[float], member_runs_by_fit: 
     """The pooled TPR's one-sided upper bound at ``confidence`` from its member runs' hits and
     counts by test fit (:class:`MembershipAuditResult`'s ``member_hits_by_fit``,
     ``member_runs_by_fit``): the bound over fits of :func:`risk._audit_bound.upper_bound`
-    (``tpr_at_1pct_interval.high`` is the same bound at ``(1 + 0.95) / 2``)."""
+    (``tpr_at_1pct_interval.high`` is the same bound at ``(1 + 0.95) / 2``); 1 with no member
+    run at test."""
     level = check_number(confidence, "confidence")
     if not 0.0 < level < 1.0:
         raise RiskInputError(f"`0 < confidence < 1` must hold, but got confidence={confidence!r}.")
     hits, runs = (np.asarray(v, dtype=float) for v in (member_hits_by_fit, member_runs_by_fit))
-    if hits.shape != runs.shape or not runs.size or (hits > runs).any() or (hits < 0).any():
+    if hits.shape != runs.shape or hits.ndim != 1 or (hits > runs).any() or (hits < 0).any():
         raise RiskInputError("`member_hits_by_fit` and `member_runs_by_fit` must be counts of "
                              f"the same fits, hits <= runs; got {hits.size} and {runs.size}.")
+    # no member run at test (a tiny game whose test fits' coins left a target out of all of
+    # them): nothing bounds the TPR below 1, and the release is refused at any limit below 1
     return upper_bound(hits, runs, level)

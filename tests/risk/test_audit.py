@@ -540,6 +540,9 @@ def test_the_verdict_is_held_at_the_confidence_asked_for(small_audit):
         res.verdict(confidence=1.0)
     with pytest.raises(risk.RiskInputError, match="counts of the same fits"):
         risk.audit.pooled_upper_bound([2, 1], [1, 1])
+    # a tiny game whose test fits held no target: nothing bounds the TPR below 1
+    assert risk.audit.pooled_upper_bound([], []) == 1.0
+    assert risk.audit.pooled_upper_bound([0, 0], [0, 0]) == 1.0
 
 
 def test_spending_the_bound_over_candidates_raises_the_no_leak_refusal_rate_modelled():
