@@ -32,7 +32,7 @@ No bound valid for any within-fit dependence can be small with few fits: ``n`` f
 shares are all 0 are seen with probability ``(1 - q)^n`` from a generator that leaks every run
 of a share ``q`` of its fits, so the upper bound is at least ``1 - alpha^(1 / n)`` (0.09 with
 50 test fits at 98.3 %). The audit therefore needs more test fits than the clustered interval
-did (docs/audit.md, "How many shadows").
+did (docs/audit.md, "The limit and the smallest game" and "What 300 shadows cost").
 
 **One run per fit** (the per-target design, or a shared fit holding one target): the runs are
 independent Bernoulli draws and the exact Clopper-Pearson bounds are used.
@@ -41,6 +41,7 @@ independent Bernoulli draws and the exact Clopper-Pearson bounds are used.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -63,12 +64,13 @@ def bets(shares: np.ndarray, alpha: float) -> np.ndarray:
     return np.minimum(1.0, np.sqrt(2.0 * math.log(1.0 / alpha) / (n * before)))
 
 
-def _log_capital_max(x: np.ndarray, lam: np.ndarray, m: np.ndarray, sign: float) -> np.ndarray:
-    """``max_t ln K_t(m)`` for each ``m`` (rows), betting ``sign`` = -1 against a larger mean
-    (the upper bound), +1 against a smaller one."""
-    factors = 1.0 + sign * lam[None, :] * (x[None, :] - m[:, None])
+def max_log_capital(x: np.ndarray, lam: np.ndarray, m: float, sign: float) -> np.ndarray:
+    """``max_t ln K_t(m)`` along the last axis of ``x`` (the fits; rows of a 2-D ``x`` are
+    separate audits), betting ``sign`` = -1 against a mean of ``m`` or more (the upper bound),
+    +1 against one of ``m`` or less."""
+    factors = 1.0 + sign * lam * (x - m)
     with np.errstate(divide="ignore"):
-        return np.cumsum(np.log(np.maximum(factors, 0.0)), axis=1).max(axis=1)
+        return np.cumsum(np.log(np.maximum(factors, 0.0)), axis=-1).max(axis=-1)
 
 
 def _bisect(x: np.ndarray, alpha: float, sign: float) -> float:
@@ -78,12 +80,28 @@ def _bisect(x: np.ndarray, alpha: float, sign: float) -> float:
     low, high = 0.0, 1.0
     for _ in range(BISECTIONS):
         mid = 0.5 * (low + high)
-        rejected = bool(_log_capital_max(x, lam, np.array([mid]), sign)[0] >= need)
+        rejected = bool(max_log_capital(x, lam, mid, sign) >= need)
         if sign < 0:  # upper bound: means at and above a rejected m are rejected
             low, high = (low, mid) if rejected else (mid, high)
         else:  # lower bound: means at and below a rejected m are rejected
             low, high = (mid, high) if rejected else (low, mid)
     return high if sign < 0 else low
+
+
+def clopper_pearson_upper(k: Any, n: Any, confidence: float) -> Any:
+    """Clopper & Pearson's exact one-sided upper bound of ``k / n`` at ``confidence``
+    (``Beta(confidence; k + 1, n - k)``, 1 where ``k = n``; vectorised over ``k`` and ``n``)."""
+    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(k >= n, 1.0, stats.beta.ppf(confidence, k + 1, n - k))
+
+
+def clopper_pearson_lower(k: Any, n: Any, confidence: float) -> Any:
+    """The lower bound of :func:`clopper_pearson_upper` (``Beta(1 - confidence; k, n - k +
+    1)``, 0 where ``k = 0``)."""
+    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(k <= 0, 0.0, stats.beta.ppf(1.0 - confidence, k, n - k + 1))
 
 
 def _shares(hits: np.ndarray, trials: np.ndarray) -> tuple[np.ndarray, bool]:
@@ -93,36 +111,36 @@ def _shares(hits: np.ndarray, trials: np.ndarray) -> tuple[np.ndarray, bool]:
     return hits[used] / trials[used], bool(np.all(trials[used] == 1))
 
 
+def _bound(x: np.ndarray, single: bool, confidence: float, sign: float) -> float:
+    """One side (``sign`` as :func:`max_log_capital`) at ``confidence`` from the fits' shares:
+    Clopper-Pearson where every fit is one run, betting otherwise; 1 (upper) or 0 (lower)
+    without a fit."""
+    if x.size == 0:
+        return 1.0 if sign < 0 else 0.0
+    if single:
+        side = clopper_pearson_upper if sign < 0 else clopper_pearson_lower
+        return float(side(x.sum(), x.size, confidence))
+    return _bisect(x, 1.0 - confidence, sign)
+
+
 def upper_bound(hits: np.ndarray, trials: np.ndarray, confidence: float) -> float:
     """The one-sided upper bound at ``confidence`` of the mean hit share over fits, ``hits[i]``
     of ``trials[i]`` runs of fit ``i`` called members (module docstring). 1 with no runs."""
-    x, single = _shares(hits, trials)
-    if x.size == 0:
-        return 1.0
-    if single:
-        k, n = float(x.sum()), x.size
-        return 1.0 if k >= n else float(stats.beta.ppf(confidence, k + 1, n - k))
-    return _bisect(x, 1.0 - confidence, -1.0)
+    return _bound(*_shares(hits, trials), confidence, -1.0)
 
 
 def lower_bound(hits: np.ndarray, trials: np.ndarray, confidence: float) -> float:
     """The one-sided lower bound at ``confidence``, as :func:`upper_bound`. 0 with no runs."""
-    x, single = _shares(hits, trials)
-    if x.size == 0:
-        return 0.0
-    if single:
-        k, n = float(x.sum()), x.size
-        return 0.0 if k <= 0 else float(stats.beta.ppf(1.0 - confidence, k, n - k + 1))
-    return _bisect(x, 1.0 - confidence, 1.0)
+    return _bound(*_shares(hits, trials), confidence, 1.0)
 
 
 def fit_interval(hits: np.ndarray, trials: np.ndarray, level: float = 0.95) -> Interval:
     """The two-sided interval at ``level``: each end a one-sided bound at ``(1 + level) / 2``
     (module docstring)."""
     one_side = 0.5 * (1.0 + level)
-    _, single = _shares(hits, trials)
+    x, single = _shares(hits, trials)
     method = "Clopper-Pearson (one run per fit)" if single else METHOD
-    return Interval(lower_bound(hits, trials, one_side), upper_bound(hits, trials, one_side),
+    return Interval(_bound(x, single, one_side, 1.0), _bound(x, single, one_side, -1.0),
                     level, method)
 
 
@@ -131,7 +149,5 @@ def within_limit(shares: np.ndarray, limit: float, confidence: float) -> np.ndar
     one-sided upper bound at ``confidence`` is at most ``limit``, i.e. ``limit`` is rejected
     as the mean (for the no-leak model, :func:`risk._audit_stats.null_refusal_rate`)."""
     alpha = 1.0 - confidence
-    factors = 1.0 - bets(shares, alpha) * (shares - limit)
-    with np.errstate(divide="ignore"):
-        log_k = np.cumsum(np.log(np.maximum(factors, 0.0)), axis=-1).max(axis=-1)
-    return log_k >= math.log(1.0 / alpha)
+    capital = max_log_capital(shares, bets(shares, alpha), limit, -1.0)
+    return capital >= math.log(1.0 / alpha)

@@ -52,7 +52,12 @@ import numpy as np
 from scipy import stats
 from sklearn.metrics import roc_auc_score
 
-from risk._audit_bound import fit_interval, within_limit
+from risk._audit_bound import (
+    clopper_pearson_lower,
+    clopper_pearson_upper,
+    fit_interval,
+    within_limit,
+)
 from risk._result import Interval
 
 # the no-leak model's simulated audits in the shared design, and their seed (a fixed stream:
@@ -62,13 +67,12 @@ NULL_SEED = 20261202
 
 
 def clopper_pearson(successes: int, n: int, level: float = 0.95) -> Interval:
-    """Exact two-sided interval of ``successes / n`` at confidence ``level``."""
-    alpha = 1.0 - level
-    low = 0.0 if successes == 0 else float(stats.beta.ppf(alpha / 2, successes,
-                                                          n - successes + 1))
-    high = 1.0 if successes == n else float(stats.beta.ppf(1 - alpha / 2, successes + 1,
-                                                           n - successes))
-    return Interval(low, high, level, "Clopper-Pearson (exact binomial)")
+    """Exact two-sided interval of ``successes / n`` at confidence ``level``: each end the
+    one-sided bound at ``(1 + level) / 2`` (:func:`risk._audit_bound.clopper_pearson_upper`)."""
+    one_side = 0.5 * (1.0 + level)
+    return Interval(float(clopper_pearson_lower(successes, n, one_side)),
+                    float(clopper_pearson_upper(successes, n, one_side)), level,
+                    "Clopper-Pearson (exact binomial)")
 
 
 def auc(scores: np.ndarray, labels: np.ndarray) -> float:
@@ -180,18 +184,14 @@ def null_refusal_rate(targets: int, shadows: int, design: str, limit: float, *,
         return math.nan
     if design == "per_target":
         x = np.arange(n + 1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            upper = np.where(x >= n, 1.0, stats.beta.ppf(level, x + 1, n - x))
         pmf = stats.betabinom.pmf(x, n, k, n0 + 1 - k)
-        return float(np.sum(pmf[upper > limit]))
+        return float(np.sum(pmf[clopper_pearson_upper(x, n, level) > limit]))
     rng = np.random.default_rng(NULL_SEED)
     rate = rng.beta(k, n0 + 1 - k, NULL_AUDITS)[:, None]
     if targets == 1:  # a fit holds the one target or not: one run per fit, Clopper-Pearson's
         runs = rng.binomial(shadows // 2, 0.5, NULL_AUDITS)
         hits = rng.binomial(runs, rate[:, 0])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            upper = np.where(hits >= runs, 1.0, stats.beta.ppf(level, hits + 1, runs - hits))
-        return float(np.mean(upper > limit))
+        return float(np.mean(clopper_pearson_upper(hits, runs, level) > limit))
     members = np.maximum(rng.binomial(targets, 0.5, (NULL_AUDITS, shadows // 2)), 1)
     hits = rng.binomial(members, np.broadcast_to(rate, members.shape))
     return float(1.0 - within_limit(hits / members, limit, level).mean())

@@ -200,7 +200,7 @@ def test_calibrated_threshold_leaves_at_most_fpr_of_fresh_nulls_above(values, fp
 
 
 @pytest.mark.parametrize(("targets", "shadows", "design"), [
-    (10, 60, "per_target"), (20, 260, "shared"), (40, 240, "shared"), (12, 100, "per_target")])
+    (10, 60, "per_target"), (20, 240, "shared"), (40, 230, "shared"), (12, 100, "per_target")])
 def test_null_refusal_rate_equals_the_model_simulated(targets, shadows, design):
     # the model written as a simulation: the threshold's FPR drawn as the k-th largest of n0
     # uniform nulls, each member run caught with that probability, each audit's bound computed
@@ -210,7 +210,8 @@ def test_null_refusal_rate_equals_the_model_simulated(targets, shadows, design):
     k = math.floor(0.01 * (n0 + 1))
     c = 1 - 0.05 / 3
     refused = []
-    for _ in range(1500 if design == "per_target" else 400):
+    sims = 1500 if design == "per_target" else 800
+    for _ in range(sims):
         fpr = 1 - np.sort(rng.random(n0))[::-1][k - 1]  # a fresh null is above u_(k) w.p. 1-u
         if design == "per_target":  # one run per fit
             hits, runs = (rng.random(n) < fpr).astype(float), np.ones(n)
@@ -219,9 +220,10 @@ def test_null_refusal_rate_equals_the_model_simulated(targets, shadows, design):
             hits = rng.binomial(runs.astype(int), fpr).astype(float)
         refused.append(risk.audit.pooled_upper_bound(hits, runs, confidence=c) > 0.05)
     model = null_refusal_rate(targets, shadows, design, 0.05, level=c)
-    assert 0.0 < model < 1.0 or design == "per_target"
-    assert abs(np.mean(refused) - model) < (0.025 if design == "per_target" else 0.06), \
-        (np.mean(refused), model)
+    # the shared cells sit where the rate is about 14 %: four standard errors of the
+    # simulation (about 0.05) tell a wrong model from the right one
+    se = math.sqrt(max(model * (1 - model), 0.01) / sims)
+    assert abs(np.mean(refused) - model) < 4 * se + 0.003, (np.mean(refused), model)
 
 
 def test_epsilon_lower_bound_follows_jagielski():
