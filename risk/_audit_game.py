@@ -258,9 +258,10 @@ def score_targets(plan: Plan, runs: list[Run], feats: list[np.ndarray],
     scores, pooled over targets, and hits are counted on the test runs only
     (:mod:`risk._audit_stats`). Runs from position ``reported`` on are test runs that no
     figure reads (kept in the returned runs, to measure the figures against). Each target's
-    exact p-value of "this person is exposed" (:mod:`risk._audit_person`) draws its
-    permutations from ``person_seed`` (a stream of its own: the other figures are those of the
-    same ``seed`` without it)."""
+    exact p-value of "nothing of this person reaches the output" (:mod:`risk._audit_person`)
+    draws its permutations from ``person_seed`` (a stream of its own: the other figures are
+    those of the same ``seed`` without it); its member test runs and their hits at the 1 % FPR
+    threshold say how much it is exposed."""
     rng = np.random.default_rng(seed)
     person_rng = np.random.default_rng(person_seed)
     b = permutations(plan.n_targets)
@@ -298,6 +299,11 @@ def score_targets(plan: Plan, runs: list[Run], feats: list[np.ndarray],
                     thresholds={level: calibrated_threshold(null, level)
                                 for level in FPR_LEVELS})
     kept = test.fit < reported
+    # per person: its member test runs, and how many the 1 % threshold calls members
+    use = kept & member
+    called = test.called(0.01)[use]
+    person_runs = np.bincount(target[use], minlength=plan.n_targets)
+    person_hits = np.bincount(target[use], weights=called, minlength=plan.n_targets)
     member = member[kept]
     out: dict[str, Any] = {
         "target_auc": tuple(float(a) for a in chosen_auc),
@@ -307,7 +313,9 @@ def score_targets(plan: Plan, runs: list[Run], feats: list[np.ndarray],
         "selected_attack": tuple(selected), "classifier_skipped": skipped,
         "n_member_runs": int(member.sum()), "n_nonmember_runs": int((~member).sum()),
         "n_calibration_nulls": int(null.size),
-        "target_p_values": tuple(p_values), "n_permutations": b,
+        "signal_p_values": tuple(p_values), "n_permutations": b,
+        "target_member_hits": tuple(int(h) for h in person_hits),
+        "target_member_runs": tuple(int(n) for n in person_runs),
     }
     for level, tag in ((0.01, "1pct"), (0.1, "10pct")):
         r = test.rates(level, kept)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from risk._audit_bound import upper_bound
-from risk._audit_person import holm, holm_adjusted
+from risk._audit_person import exposure_p, holm, holm_adjusted
 from risk._result import Result
 from risk._validation import RiskInputError, check_number
 
@@ -23,13 +23,19 @@ class AuditVerdict(Result):
     """The decision of :meth:`MembershipAuditResult.verdict`.
 
     ``refused`` and ``reason`` (what decided it, in words, naming no target); ``worst_target``,
-    the label in ``train``'s index of the target with the smallest p-value (the most exposed
-    person: confidential, like every label here) and ``worst_p_value``; per target, in the
-    audit's order, ``target_p_values`` and Holm's ``adjusted_p_values`` (the smallest
-    family-wise level at which each would be flagged); ``flagged``, the labels of the targets
-    flagged at ``alpha``; ``n_tested`` and ``n_flagged``; the pooled part: ``pooled_upper``
-    (the pooled TPR's one-sided upper bound at 1 % FPR, at ``confidence``, over the test fits:
-    :mod:`risk._audit_bound`) against ``tpr_limit``, and ``pooled_refused``.
+    the label in ``train``'s index of the most exposed target (the smallest ``target_p_values``,
+    ties broken by the signal's: confidential, like every label here) and ``worst_p_value``;
+    per target, in the audit's order: ``target_p_values``, the intersection-union p-value of
+    "exposed beyond ``tpr_limit``" (:mod:`risk._audit_person`), Holm's ``adjusted_p_values`` of
+    them (the smallest family-wise level at which each would be flagged), ``signal_p_values``
+    (the randomisation test's, of "nothing of this person reaches the output") and
+    ``target_tpr`` (its member test runs' share called members at 1 % FPR, NaN for none);
+    ``flagged``, the labels of the targets flagged at ``alpha``; ``n_tested``, ``n_flagged``
+    and ``n_signalled`` (the people whose signal alone Holm rejects at ``alpha``: something of
+    them reaches the output, not shown beyond the limit unless flagged); the pooled part:
+    ``pooled_upper`` (the pooled TPR's one-sided upper bound at 1 % FPR, at ``confidence``,
+    over the test fits: :mod:`risk._audit_bound`) against ``tpr_limit``, and
+    ``pooled_refused``.
     """
 
     refused: bool
@@ -38,15 +44,17 @@ class AuditVerdict(Result):
     worst_p_value: float
     target_p_values: tuple[float, ...]
     adjusted_p_values: tuple[float, ...]
+    signal_p_values: tuple[float, ...]
+    target_tpr: tuple[float, ...]
     flagged: tuple[Any, ...]
     n_tested: int
     n_flagged: int
+    n_signalled: int
     alpha: float
     tpr_limit: float
     pooled_upper: float
     pooled_refused: bool
     confidence: float = 0.95
-
 
 
 def bound_said(confidence: float) -> str:
@@ -55,26 +63,43 @@ def bound_said(confidence: float) -> str:
             f"one-sided, over the test fits)")
 
 
-def decide(target_p_values: Sequence[float], target_labels: Sequence[Any], pooled_upper: float,
-           *, tpr_limit: float = TPR_LIMIT, alpha: float = ALPHA,
+def _person_counts(hits: Sequence[int], runs: Sequence[int], k: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    h, n = (np.asarray(v, dtype=float) for v in (hits, runs))
+    if h.shape != (k,) or n.shape != (k,) or (h < 0).any() or (h > n).any() \
+            or not np.all(np.isfinite(n)):
+        raise RiskInputError(f"`target_member_hits` and `target_member_runs` must be counts "
+                             f"for each of the {k} target(s), hits <= runs; got {h.size} and "
+                             f"{n.size}.")
+    return h, n
+
+
+def decide(signal_p_values: Sequence[float], target_labels: Sequence[Any], pooled_upper: float,
+           *, target_member_hits: Sequence[int], target_member_runs: Sequence[int],
+           tpr_limit: float = TPR_LIMIT, alpha: float = ALPHA,
            confidence: float = 0.95) -> AuditVerdict:
-    """:meth:`MembershipAuditResult.verdict` from its figures alone (an audit's p-values, the
-    targets' labels in the same order, the pooled TPR's upper bound at 1 % FPR, held at
-    ``confidence``, which names it in ``reason``): what the tuner calls on an audit it kept, so
-    that one rule decides everywhere."""
+    """:meth:`MembershipAuditResult.verdict` from its figures alone (an audit's signal
+    p-values, the targets' labels in the same order, the pooled TPR's upper bound at 1 % FPR,
+    held at ``confidence``, which names it in ``reason``, and each target's member test runs
+    and their hits at 1 % FPR): what the tuner calls on an audit it kept, so that one rule
+    decides everywhere."""
     limit = check_number(tpr_limit, "tpr_limit")
     if not 0.0 < limit <= 1.0:
         raise RiskInputError(f"`tpr_limit` must be in (0, 1], but got tpr_limit={tpr_limit!r}.")
     level = check_number(alpha, "alpha")
     if not 0.0 < level < 1.0:
         raise RiskInputError(f"`alpha` must be in (0, 1), but got alpha={alpha!r}.")
-    p = np.asarray(target_p_values, dtype=float)
+    signal = np.asarray(signal_p_values, dtype=float)
     labels = list(target_labels)
-    if p.size == 0 or p.size != len(labels) or not np.all((p > 0) & (p <= 1)):
-        raise RiskInputError(f"`target_p_values` must be one p-value in (0, 1] per target "
-                             f"label, but got {p.size} value(s) for {len(labels)} label(s).")
+    if signal.size == 0 or signal.size != len(labels) or not np.all((signal > 0) & (signal <= 1)):
+        raise RiskInputError(f"`signal_p_values` must be one p-value in (0, 1] per target "
+                             f"label, but got {signal.size} value(s) for {len(labels)} label(s).")
+    hits, runs = _person_counts(target_member_hits, target_member_runs, signal.size)
+    p = exposure_p(signal, hits, runs, limit)
     flagged = holm(p, level)
-    worst = int(np.argmin(p))  # ties: the more vulnerable (the targets are in that order)
+    signalled = int(holm(signal, level).sum())
+    # ties: the smaller signal, then the more vulnerable (the targets are in that order)
+    worst = int(np.lexsort((np.arange(p.size), signal, p))[0])
     upper = float(pooled_upper)
     pooled = not upper <= limit  # NaN refuses
     reasons = []
@@ -82,23 +107,27 @@ def decide(target_p_values: Sequence[float], target_labels: Sequence[Any], poole
         reasons.append(f"{bound_said(confidence)}, {upper:.4f}, exceeds tpr_limit = {limit:g}")
     if flagged.any():
         reasons.append(f"{int(flagged.sum())} of the {p.size} people tested "
-                       f"{'is' if flagged.sum() == 1 else 'are'} significantly exposed (Holm, "
-                       f"family-wise level {level:g}; the most exposed, worst_target, at p = "
-                       f"{p[worst]:.2g})")
+                       f"{'is' if flagged.sum() == 1 else 'are'} significantly exposed beyond "
+                       f"tpr_limit (Holm, family-wise level {level:g}; the most exposed, "
+                       f"worst_target, at p = {p[worst]:.2g})")
     if reasons:
         reason = "refused: " + "; and ".join(reasons)
     else:
         reason = (f"passed: {bound_said(confidence)}, {upper:.4f}, is within tpr_limit = "
-                  f"{limit:g}, and none of the {p.size} "
-                  f"people tested is significantly exposed (Holm, family-wise level {level:g}; "
-                  f"smallest p = {p[worst]:.2g})")
+                  f"{limit:g}, and none of the {p.size} people tested is significantly "
+                  f"exposed beyond it (Holm, family-wise level {level:g}; smallest p = "
+                  f"{p[worst]:.2g}; {signalled} with a signal not shown beyond it)")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tpr = np.where(runs > 0, hits / np.maximum(runs, 1), np.nan)
     return AuditVerdict(
         refused=bool(reasons), reason=reason, worst_target=labels[worst],
         worst_p_value=float(p[worst]), target_p_values=tuple(float(x) for x in p),
         adjusted_p_values=tuple(float(x) for x in holm_adjusted(p)),
+        signal_p_values=tuple(float(x) for x in signal), target_tpr=tuple(float(x) for x in tpr),
         flagged=tuple(lab for lab, f in zip(labels, flagged, strict=True) if f),
-        n_tested=int(p.size), n_flagged=int(flagged.sum()), alpha=level, tpr_limit=limit,
-        pooled_upper=upper, pooled_refused=bool(pooled), confidence=float(confidence))
+        n_tested=int(p.size), n_flagged=int(flagged.sum()), n_signalled=signalled,
+        alpha=level, tpr_limit=limit, pooled_upper=upper, pooled_refused=bool(pooled),
+        confidence=float(confidence))
 
 
 def pooled_upper_bound(member_hits_by_fit: Sequence[float], member_runs_by_fit: Sequence[float],

@@ -132,9 +132,12 @@ class MembershipAuditResult(Result):
     settings could have given. ``n_fits`` models were fitted; ``random_state`` is the seed used.
 
     Per person: ``target_labels`` (``train``'s index labels of the targets, in the order
-    above: who they are, for the custodian only) and ``target_p_values``, each target's exact
-    randomisation p-value of "this person is exposed" from ``n_permutations`` permutations of
-    its runs' labels (:mod:`risk._audit_person`). :meth:`verdict` turns both into a decision.
+    above: who they are, for the custodian only); ``signal_p_values``, each target's exact
+    randomisation p-value of "nothing of this person reaches the output" from
+    ``n_permutations`` permutations of its runs' labels; ``target_member_hits`` of its
+    ``target_member_runs`` member test runs called members at the 1 % FPR threshold (its own
+    TPR: how much it is exposed) (:mod:`risk._audit_person`).
+    :meth:`verdict` turns them into a decision.
     """
 
     n_targets: int
@@ -169,7 +172,9 @@ class MembershipAuditResult(Result):
     n_nonmember_runs: int
     classifier_skipped: int
     target_labels: tuple[Any, ...]
-    target_p_values: tuple[float, ...]
+    signal_p_values: tuple[float, ...]
+    target_member_hits: tuple[int, ...]
+    target_member_runs: tuple[int, ...]
     n_permutations: int
     n_train: int
     n_reference: int
@@ -191,20 +196,22 @@ class MembershipAuditResult(Result):
     def pooled_upper(self, confidence: float = 0.95) -> float:
         """The pooled TPR's one-sided upper bound at 1 % FPR at ``confidence``, over this
         audit's test fits (:func:`pooled_upper_bound`, :mod:`risk._audit_bound`)."""
-        return pooled_upper_bound(self.member_hits_by_fit, self.member_runs_by_fit,
-                                  confidence=confidence)
+        hits, runs = self.member_hits_by_fit, self.member_runs_by_fit
+        return pooled_upper_bound(hits, runs, confidence=confidence)
 
     def verdict(self, *, tpr_limit: float = TPR_LIMIT, alpha: float = ALPHA,
                 confidence: float = 0.95) -> AuditVerdict:
         """Refused when the pooled TPR's one-sided upper bound at 1 % FPR (:meth:`pooled_upper`
         at ``confidence``, 95 % by default) exceeds ``tpr_limit`` **or** any target is
-        significantly exposed: Holm over the targets' p-values at family-wise level ``alpha``
-        (:mod:`risk._audit_person`). An audit that is one of ``m`` tried in turn until one
-        passes holds its bound at ``1 - 0.05 / m`` (Bonferroni), so that a leaky generator
-        passes one of them no more often than one audit at 95 % lets it."""
-        return decide(self.target_p_values, self.target_labels,
-                      self.pooled_upper(confidence), tpr_limit=tpr_limit, alpha=alpha,
-                      confidence=confidence)
+        significantly exposed beyond the same limit: Holm at family-wise level ``alpha`` over
+        the targets' intersection-union p-values, the larger of ``signal_p_values`` and the
+        binomial p-value of ``TPR_t <= tpr_limit`` (:mod:`risk._audit_person`). One of ``m``
+        audits tried in turn until one passes holds its bound at ``1 - 0.05 / m`` (Bonferroni):
+        a leaky generator passes one no more often than one audit at 95 % lets it."""
+        return decide(self.signal_p_values, self.target_labels, self.pooled_upper(confidence),
+                      target_member_hits=self.target_member_hits,
+                      target_member_runs=self.target_member_runs, tpr_limit=tpr_limit,
+                      alpha=alpha, confidence=confidence)
 
     def epsilon_at(self, delta: float) -> float:
         """The epsilon lower bound for an ``(epsilon, delta)`` claim: ``ln((TPR_lower - delta)

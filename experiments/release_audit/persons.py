@@ -17,16 +17,19 @@ times over seeds, in both designs, with generators whose truth is known:
   design only (its per-target game is 2,000 fits).
 
 A cell reports how often the verdict refused (with its exact Clopper-Pearson 95 % interval),
-how often the per-person part flagged someone, how often the pooled bound alone refused, and,
-for ``one_person``, how often the chosen person was the worst target.
+how often the per-person part flagged someone, how often the pooled bound alone refused, the
+people with a signal not shown beyond the limit, the largest own TPR at 1 % FPR of anyone not
+chosen, and, for ``one_person``, how often the chosen person was the worst target and their
+own TPR.
 
     python -m experiments.release_audit.persons --audits 8            # the committed table
     python -m experiments.release_audit.persons --quick               # a smoke size
     python -m experiments.release_audit.persons --audits 60 --only blind:shared  # no-leak rate
     python -m experiments.release_audit.persons --summary-only
 
-Rows are appended to ``results/persons_fits.csv`` as each audit finishes (a rerun skips what is
-there; the rows before the bound over fits are in ``persons.csv``); ``results/persons.md``
+Rows are appended to ``results/persons_size.csv`` as each audit finishes (a rerun skips what is
+there; the rows of the randomisation test alone are in ``persons_fits.csv``, those before the
+bound over fits in ``persons.csv``); ``results/persons.md``
 holds the table.
 """
 
@@ -47,9 +50,11 @@ from experiments.reporting import append_rows
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
-# rows since the bound over fits and the default game of 40 x 300 (issue 44 item 3); persons.csv
-# holds the rows before it (20 x 100, the clustered interval), kept, no longer summarised
-CSV = RESULTS / "persons_fits.csv"
+# rows since the per-person test's size part (a person flagged only when their own TPR is shown
+# beyond tpr_limit too); persons_fits.csv holds the rows of the randomisation test alone at the
+# default game, persons.csv those before the bound over fits (20 x 100, the clustered interval):
+# kept, no longer summarised
+CSV = RESULTS / "persons_size.csv"
 TABLE = RESULTS / "persons.md"
 N_TRAIN, N_REFERENCE, N_POOL = 3000, 1800, 6000
 TARGETS, SHADOWS, SHADOW_SIZE = 40, 300, 1000  # the default game (shared)
@@ -136,8 +141,14 @@ def run_cell(generator: str, design: str, seed: int, jobs: int) -> dict[str, obj
     return {"generator": generator, "design": design, "seed": seed,
             "refused": verdict.refused, "person_flagged": verdict.n_flagged > 0,
             "pooled_refused": verdict.pooled_refused, "flagged": verdict.n_flagged,
+            "signalled": verdict.n_signalled,
+            "chosen_tpr": verdict.target_tpr[list(res.target_labels).index(chosen)]
+            if chosen in res.target_labels else float("nan"),
+            "largest_other_tpr": max((t for lab, t in zip(res.target_labels, verdict.target_tpr,
+                                                           strict=True) if lab != chosen),
+                                     default=float("nan")),
             "worst_is_chosen": verdict.worst_target == chosen,
-            "chosen_p": res.target_p_values[list(res.target_labels).index(chosen)]
+            "chosen_p": verdict.target_p_values[list(res.target_labels).index(chosen)]
             if chosen in res.target_labels else float("nan"),
             "worst_p": verdict.worst_p_value, "pooled_upper": verdict.pooled_upper,
             "seconds": time.perf_counter() - start}
@@ -160,13 +171,18 @@ def summarise(frame: pd.DataFrame) -> str:
             "worst target is the exposed person": _share(cell["worst_is_chosen"]) if one
             else "",
             "median p of the exposed person": f"{cell['chosen_p'].median():.2g}" if one else "",
+            "median own TPR of the exposed person": f"{cell['chosen_tpr'].median():.2f}" if one
+            else "",
+            "largest own TPR of anyone else": f"{cell['largest_other_tpr'].max():.2f}",
+            "people with a signal, flagged or not (mean)": f"{cell['signalled'].mean():.1f}",
             "seconds per audit": f"{cell['seconds'].mean():.0f}"})
     lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
     lines += ["| " + " | ".join(str(v) for v in row.values()) + " |" for row in rows]
     head = (f"Adult: 3,000 training, 1,800 reference records; shared: {TARGETS} targets x "
             f"{SHADOWS} shadow tables of {SHADOW_SIZE:,}, per target: {PER_TARGET[0]} x "
-            f"{PER_TARGET[1]}; verdict at tpr_limit 0.05, alpha 0.05 (Holm), the pooled bound "
-            "one-sided at 95 % over the test fits. "
+            f"{PER_TARGET[1]}; verdict at tpr_limit 0.05, alpha 0.05 (Holm over each person's "
+            "intersection-union p-value: the randomisation test and their own TPR at 1 % FPR "
+            "against the limit), the pooled bound one-sided at 95 % over the test fits. "
             "`python -m experiments.release_audit.persons --audits 8`, then `--audits 60 --only "
             "blind:shared` for the no-leak rate. [a, b]: the exact (Clopper-Pearson) 95 % "
             "interval.\n\n")

@@ -36,7 +36,13 @@ def test_the_table_counts_refusals_with_their_exact_interval():
                          "worst_is_chosen": [False, True, False, False, True, True],
                          "chosen_p": [0.5, 0.2, 0.3, 0.9, 1e-4, 1e-4],
                          "worst_p": [0.05] * 6, "pooled_upper": [0.02] * 6,
+                         "signalled": [0, 1, 0, 3, 1, 2],
+                         "chosen_tpr": [0.01, 0.0, 0.02, 0.0, 0.9, 0.7],
+                         "largest_other_tpr": [0.04, 0.06, 0.03, 0.05, 0.05, 0.08],
                          "seconds": [10.0] * 6})
     text = persons.summarise(rows)
     assert "| blind | shared | 4 | 1 of 4 [0.01, 0.81] |" in text
+    # the exposed person's median own TPR, anyone else's largest, the mean signalled
     assert "| one_person_1 | shared | 2 | 2 of 2 [0.16, 1.00] |" in text
+    assert "| 0.0001 | 0.80 | 0.08 | 1.5 | 10 |" in text
+    assert "|  |  | 0.06 | 1.0 | 10 |" in text

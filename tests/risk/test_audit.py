@@ -444,6 +444,61 @@ def test_holm_equals_statsmodels():
         np.testing.assert_allclose(holm_adjusted(p), adjusted)
 
 
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), limit=st.floats(0.001, 0.999))
+def test_the_size_test_is_the_binomial_tail_and_the_exposure_p_the_larger(data, limit):
+    from risk._audit_person import exposure_p, magnitude_p
+
+    runs = data.draw(st.lists(st.integers(0, 60), min_size=1, max_size=12))
+    hits = [data.draw(st.integers(0, n)) for n in runs]
+    signal = np.array([data.draw(st.floats(1e-6, 1.0)) for _ in runs])
+    slow = [1.0 if n == 0 else sum(math.comb(n, j) * limit**j * (1 - limit) ** (n - j)
+                                   for j in range(h, n + 1))
+            for h, n in zip(hits, runs, strict=True)]
+    np.testing.assert_allclose(magnitude_p(np.array(hits), np.array(runs), limit), slow,
+                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(exposure_p(signal, np.array(hits), np.array(runs), limit),
+                               np.maximum(signal, slow), rtol=1e-9, atol=1e-12)
+
+
+def test_a_person_with_a_signal_within_the_limit_is_not_flagged_one_beyond_it_is():
+    # 40 people, 75 member test runs each; every one's signal is significant, as a fitted
+    # model's slight pull towards each of its records is at 300 shadows
+    signal, runs = [1e-5] * 40, [75] * 40
+    within = risk.audit.decide(signal, list(range(40)), 0.02, target_member_hits=[2] * 40,
+                               target_member_runs=runs)
+    assert not within.refused and within.n_flagged == 0 and within.n_signalled == 40
+    assert "40 with a signal not shown beyond it" in within.reason
+    # one person caught in 20 of its 75 runs at 1 % FPR (a near copy in a quarter of them)
+    hits = [2] * 40
+    hits[7] = 20
+    beyond = risk.audit.decide(signal, list(range(40)), 0.02, target_member_hits=hits,
+                               target_member_runs=runs)
+    assert beyond.refused and beyond.flagged == (7,) and beyond.worst_target == 7
+    assert beyond.target_tpr[7] == 20 / 75 and not beyond.pooled_refused
+    # without a signal the same hits do not flag (both nulls must fall)
+    quiet = risk.audit.decide([0.5] * 40, list(range(40)), 0.02, target_member_hits=hits,
+                              target_member_runs=runs)
+    assert not quiet.refused and quiet.n_signalled == 0
+
+
+def test_people_exactly_at_the_limit_are_flagged_at_most_at_alpha():
+    # the size part's family-wise error where it is largest: every person's TPR at the limit,
+    # every signal significant; Holm at 5 % over 40 people, 4,000 simulated audits
+    from risk._audit_person import exposure_p, holm
+
+    rng = np.random.default_rng(44)
+    hits = rng.binomial(75, 0.05, size=(4_000, 40))
+    flagged = np.array([holm(exposure_p(np.full(40, 1e-5), h, np.full(40, 75), 0.05),
+                             0.05).any() for h in hits])
+    # exact for independent people: Holm flags someone iff the smallest p is <= 0.05 / 40
+    tail = stats.binom.sf(np.arange(76) - 1, 75, 0.05)
+    one = tail[np.argmax(tail <= 0.05 / 40)]
+    exact = 1 - (1 - one) ** 40
+    assert exact <= 0.05
+    assert abs(flagged.mean() - exact) <= 4 * math.sqrt(exact * (1 - exact) / flagged.size)
+
+
 @dataclasses.dataclass(frozen=True)
 class LeakOne:
     """A generator that ignores its table, except that a near copy of ``target`` (its ``x``
@@ -511,7 +566,10 @@ def test_bad_verdict_options_are_clean_errors(small_audit, kw, match):
     with pytest.raises((risk.RiskInputError, TypeError), match=match):
         res.verdict(**kw)
     with pytest.raises(risk.RiskInputError, match="one p-value in"):
-        risk.audit.decide([0.5], ["a", "b"], 0.01)
+        risk.audit.decide([0.5], ["a", "b"], 0.01, target_member_hits=[0],
+                          target_member_runs=[1])
+    with pytest.raises(risk.RiskInputError, match="counts for each of the 1 target"):
+        risk.audit.decide([0.5], ["a"], 0.01, target_member_hits=[2], target_member_runs=[1])
 
 
 @settings(max_examples=60, deadline=None)
@@ -535,8 +593,10 @@ def test_the_verdict_is_held_at_the_confidence_asked_for(small_audit):
     assert len(res.member_hits_by_fit) == len(res.member_runs_by_fit) > 0
     for confidence in (0.95, 1 - 0.05 / 3):
         decided = res.verdict(confidence=confidence)
-        again = risk.audit.decide(res.target_p_values, res.target_labels,
-                                  res.pooled_upper(confidence), confidence=confidence)
+        again = risk.audit.decide(res.signal_p_values, res.target_labels,
+                                  res.pooled_upper(confidence), confidence=confidence,
+                                  target_member_hits=res.target_member_hits,
+                                  target_member_runs=res.target_member_runs)
         assert decided == again
     with pytest.raises(risk.RiskInputError, match=r"`0 < confidence < 1` must hold"):
         res.verdict(confidence=1.0)

@@ -123,15 +123,17 @@ class AuditConfig:
                                      'fits), or "auto": per target when it fits in max_minutes, '
                                      "else shared")
     jobs: int = key(0, help="processes for the refits; 0: every core this process may use")
-    tpr_limit: float = key(0.05, help="the most the pooled TPR at 1 % FPR of a release may be: "
-                                      "its one-sided upper bound over the test fits, at "
-                                      "confidence 1 - 0.05 / attempts, must be within it")
+    tpr_limit: float = key(0.05, help="the most the pooled TPR at 1 % FPR of a release may be "
+                                      "(its one-sided upper bound over the test fits, at "
+                                      "confidence 1 - 0.05 / attempts, must be within it), "
+                                      "and any one person's (flagged when shown beyond it)")
     attempts: int = key(3, help="the most candidates the release audits in turn: each one's "
                                 "pooled bound is held at confidence 1 - 0.05 / attempts "
                                 "(Bonferroni), so a leaky generator passes one of them no more "
                                 "often than one audit at 95 % lets it; then no release")
     alpha: float = key(0.05, help="the family-wise level of the per-person test: a release "
-                                  "that exposes nobody has someone flagged at most this often")
+                                  "that exposes nobody beyond tpr_limit has someone flagged at "
+                                  "most this often")
     backend: str = key("local", help='where the refits run: "local" (jobs processes here) or '
                                      '"dask" (a Dask cluster: the scheduler below, or jobs '
                                      "local workers)")

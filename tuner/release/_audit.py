@@ -217,7 +217,9 @@ def _figures(res: risk.MembershipAuditResult) -> dict[str, Any]:
         "classifier_skipped": res.classifier_skipped, "seconds": res.seconds,
         "seed": res.random_state, "auxiliary_records": res.n_reference,
         "bandwidth": res.bandwidth,
-        "target_p_values": list(res.target_p_values), "target_labels": list(res.target_labels),
+        "signal_p_values": list(res.signal_p_values), "target_labels": list(res.target_labels),
+        "target_member_hits": list(res.target_member_hits),
+        "target_member_runs": list(res.target_member_runs),
         "permutations": res.n_permutations,
         # the pooled bound at the config's confidence is made of these (not published)
         "member_hits_by_fit": list(res.member_hits_by_fit),
@@ -225,14 +227,16 @@ def _figures(res: risk.MembershipAuditResult) -> dict[str, Any]:
     }
 
 
-CUSTODIAN_ONLY = ("seed", "vulnerability", "target_p_values", "target_labels", "target_auc",
-                  "best_attack_auc", "attack_auc", "selected_attack")
+CUSTODIAN_ONLY = ("seed", "vulnerability", "signal_p_values", "target_member_hits",
+                  "target_member_runs", "target_labels", "target_auc", "best_attack_auc",
+                  "attack_auc", "selected_attack")
 """What the audit's figures hold that only the custodian may read (design §9.2): the audit's
 seed, from the study's secret, the targets' vulnerability scores (with the table, a score
-singles its record out, and every target is a training record), each target's p-value of being
-exposed and its AUCs (by vulnerability rank: how exposed the k-th most vulnerable person is),
-and the targets' labels (their rows in the input table: who was tested). The public files
-keep the largest and the median AUC, and the figure shows the AUCs sorted, not by person."""
+singles its record out, and every target is a training record), each target's p-values
+of being exposed, its own hits and its AUCs (by vulnerability rank: how exposed the k-th most
+vulnerable person is), and the targets' labels (their rows in the input table: who was
+tested). The public files keep the largest and the median AUC, and the figure shows the AUCs
+sorted, not by person."""
 
 
 UNPUBLISHED = ("member_hits_by_fit", "member_runs_by_fit")  # kept with the study's audit only

@@ -23,18 +23,22 @@ def person_verdict(mem: dict[str, Any], a: Any, pooled_upper: float) -> risk.Aud
     """The audit's decision (:func:`risk.audit.decide`, the rule of
     :meth:`risk.MembershipAuditResult.verdict`) on the figures of an audit that ran, at the
     config's ``tpr_limit`` and ``alpha``, with the bound of :func:`pooled_decision`."""
-    return risk.audit.decide(mem["target_p_values"], mem["target_labels"], pooled_upper,
+    return risk.audit.decide(mem["signal_p_values"], mem["target_labels"], pooled_upper,
+                             target_member_hits=mem["target_member_hits"],
+                             target_member_runs=mem["target_member_runs"],
                              tpr_limit=a.tpr_limit, alpha=a.alpha, confidence=a.confidence)
 
 
 def persons(verdict: risk.AuditVerdict, mem: dict[str, Any]) -> dict[str, Any]:
     """What the public files say of the per-person test: how many were tested and flagged,
     at which level, by which test; never who, nor any one person's p-value."""
-    return {"tested": verdict.n_tested, "flagged": verdict.n_flagged, "alpha": verdict.alpha,
+    return {"tested": verdict.n_tested, "flagged": verdict.n_flagged,
+            "signalled": verdict.n_signalled, "alpha": verdict.alpha,
             "permutations": mem.get("permutations"),
-            "test": "an exact randomisation test per person (its runs' membership permuted "
-                    "within the calibration and test halves), Holm's step-down over the "
-                    "people tested"}
+            "test": "per person, an exact randomisation test (its runs' membership permuted "
+                    "within the calibration and test halves) and an exact binomial test of "
+                    "its own TPR at 1% FPR against audit.tpr_limit, flagged when both reject "
+                    "(intersection-union); Holm's step-down over the people tested"}
 
 
 def refused_why(mem: dict[str, Any], decided: risk.AuditVerdict, limit: float) -> str:
@@ -49,8 +53,8 @@ def refused_why(mem: dict[str, Any], decided: risk.AuditVerdict, limit: float) -
                      f"{held_said(mem)}, above audit.tpr_limit = {limit})")
     if decided.n_flagged:
         parts.append(f"{decided.n_flagged} of the {decided.n_tested} people tested "
-                     f"{'is' if decided.n_flagged == 1 else 'are'} significantly exposed, each "
-                     f"by a test of its own (Holm, family-wise level audit.alpha = "
-                     f"{decided.alpha:g})")
+                     f"{'is' if decided.n_flagged == 1 else 'are'} significantly exposed beyond "
+                     f"audit.tpr_limit, each by a test of its own (Holm, family-wise level "
+                     f"audit.alpha = {decided.alpha:g})")
     return (f"membership audit: {'; and '.join(parts)}; largest per-target AUC "
             f"{mem['max_auc']:.2f}, {design_said(mem)}")

@@ -34,10 +34,11 @@ def persons_said(mem: dict[str, Any]) -> str:
     persons = mem.get("persons")
     if not persons:
         return "no per-person test recorded"
-    flagged = persons["flagged"]
+    flagged, signalled = persons["flagged"], persons["signalled"]
     return (f"tested one by one, {'none' if not flagged else flagged} of the "
             f"{persons['tested']} {'was' if flagged == 1 else 'were'} significantly exposed "
-            f"(family-wise level {persons['alpha']:.0%}, Holm)")
+            f"beyond audit.tpr_limit (family-wise level {persons['alpha']:.0%}, Holm; "
+            f"{signalled} with a signal not shown beyond it)")
 
 
 def held_said(mem: dict[str, Any]) -> str:
@@ -133,8 +134,10 @@ def _membership(a: Audit) -> list[tuple[str, Any]]:
          f"upper bound <= {a['tpr_limit']}" + held_said(mem)),
         ("pooled TPR at 10 % FPR", f"{_pct(mem['tpr_at_10pct'])} [{_pct(lo10)}, {_pct(hi10)}]",
          ""),
-        *([("people tested one by one (an exact randomisation test each, Holm)",
-            f"{mem['persons']['flagged']} of {mem['persons']['tested']} significantly exposed",
+        *([("people tested one by one (own TPR at 1 % FPR and a randomisation test, Holm)",
+            f"{mem['persons']['flagged']} of {mem['persons']['tested']} significantly exposed "
+            f"beyond the limit ({mem['persons']['signalled']} with a signal not shown "
+            f"beyond it)",
             f"nobody, at family-wise level {mem['persons']['alpha']:g}")]
           if mem.get("persons") else []),
         ("per-target AUC (attack chosen on calibration runs)",

@@ -147,17 +147,19 @@ def test_release_carries_the_audit_and_split_json_is_the_owners_alone(tmp_path):
     # the per-person verdict: public counts, the custodian's who and how exposed (issue 44)
     assert mem["persons"]["tested"] == 2 and mem["persons"]["flagged"] == 0
     assert mem["persons"]["alpha"] == 0.05
-    assert "tested one by one, none of the 2 were significantly exposed" in audit["summary"]
-    assert "0 of 2 significantly exposed" in report
+    assert "tested one by one, none of the 2 were significantly exposed beyond" in \
+        audit["summary"]
+    assert "0 of 2 significantly exposed beyond the limit" in report
     # no one target's figure in a public file: labels, scores, p-values, AUCs (issue 44)
-    assert not {"target_p_values", "target_labels", "vulnerability", "seed", "target_auc",
-                "attack_auc", "best_attack_auc", "selected_attack",
-                "member_hits_by_fit"} & set(mem)
+    assert not {"signal_p_values", "target_labels", "vulnerability", "seed", "target_auc",
+                "attack_auc", "best_attack_auc", "selected_attack", "target_member_hits",
+                "target_member_runs", "member_hits_by_fit"} & set(mem)
     assert mem["max_auc"] >= mem["median_auc"] and "best_attack_auc_max" in mem
     kept = json.loads((out / "seeds.json").read_text())
     (entry,) = kept["studies"].values() if "studies" in kept else (kept,)
     custodian = entry.get("release", entry)
-    assert {"audit_target_p_values", "audit_target_labels", "audit_target_auc"} <= set(custodian)
+    assert {"audit_signal_p_values", "audit_target_labels", "audit_target_auc",
+            "audit_target_member_hits", "audit_target_member_runs"} <= set(custodian)
     # the AUC of the attack chosen on calibration, per target: the custodian's
     assert custodian["audit_target_auc"] == [custodian["audit_attack_auc"][a][t] for t, a in
                                              enumerate(custodian["audit_selected_attack"])]
