@@ -16,6 +16,7 @@ from sklearn.ensemble import RandomForestClassifier
 from risk._audit_attacks import features
 from risk._audit_bound import fit_interval
 from risk._audit_person import permutations, randomisation_p
+from risk._audit_release import release_figures
 from risk._audit_stats import (
     auc,
     calibrated_threshold,
@@ -163,19 +164,25 @@ def _indexed(i: int, *args: Any) -> tuple[int, np.ndarray]:
     return i, _play_one(*args)
 
 
-def _attack_scores(x: np.ndarray, y: np.ndarray, cal: np.ndarray, seed: int
-                   ) -> dict[str, tuple[np.ndarray, np.ndarray] | None]:
-    """Per attack, (calibration scores, test scores); the classifier's calibration scores are
-    its out-of-bag predictions; ``None`` where an attack cannot run."""
-    out: dict[str, tuple[np.ndarray, np.ndarray] | None] = {
-        "distance": (-x[cal, 0], -x[~cal, 0]), "domias": (x[cal, 1], x[~cal, 1])}
+Scores = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _attack_scores(x: np.ndarray, y: np.ndarray, cal: np.ndarray, seed: int,
+                   extra: np.ndarray) -> dict[str, Scores | None]:
+    """Per attack, (calibration scores, test scores, scores of the ``extra`` feature rows: the
+    released table's, none without one); the classifier's calibration scores are its
+    out-of-bag predictions; ``None`` where an attack cannot run."""
+    out: dict[str, Scores | None] = {
+        "distance": (-x[cal, 0], -x[~cal, 0], -extra[:, 0]),
+        "domias": (x[cal, 1], x[~cal, 1], extra[:, 1])}
     if min(y[cal].sum(), (~y[cal]).sum()) < 2:
         out["classifier"] = None
         return out
     forest = RandomForestClassifier(n_estimators=FOREST_TREES, oob_score=True,
                                     random_state=seed, n_jobs=1).fit(x[cal], y[cal])
     oob = np.nan_to_num(forest.oob_decision_function_[:, 1], nan=0.5)
-    out["classifier"] = (oob, forest.predict_proba(x[~cal])[:, 1])
+    released = forest.predict_proba(extra)[:, 1] if len(extra) else np.empty(0)
+    out["classifier"] = (oob, forest.predict_proba(x[~cal])[:, 1], released)
     return out
 
 
@@ -232,7 +239,7 @@ def _per_target(plan: Plan, runs: list[Run], feats: list[np.ndarray]
 
 
 def _person_p(x: np.ndarray, y: np.ndarray, cal: np.ndarray, rep: np.ndarray,
-              classifier: tuple[np.ndarray, np.ndarray] | None, b: int,
+              classifier: Scores | None, b: int,
               rng: np.random.Generator) -> float:
     """One target's exact randomisation p-value (:mod:`risk._audit_person`): the attacks that
     learn nothing from the labels on every reported run, permuted within the halves; the
@@ -249,8 +256,8 @@ def _person_p(x: np.ndarray, y: np.ndarray, cal: np.ndarray, rep: np.ndarray,
 
 def score_targets(plan: Plan, runs: list[Run], feats: list[np.ndarray],
                   seed: np.random.SeedSequence, *, reported: int | None = None,
-                  person_seed: np.random.SeedSequence | None = None
-                  ) -> tuple[dict[str, Any], TestRuns]:
+                  person_seed: np.random.SeedSequence | None = None,
+                  released: np.ndarray | None = None) -> tuple[dict[str, Any], TestRuns]:
     """Per-target AUCs, the pooled TPR at 1 % and 10 % FPR and the epsilon lower bound, with
     every test run's outcome. Per target, the attack with the best calibration AUC is chosen
     and its scores standardised by the calibration non-members (offline LiRA); the threshold
@@ -261,7 +268,8 @@ def score_targets(plan: Plan, runs: list[Run], feats: list[np.ndarray],
     exact p-value of "nothing of this person reaches the output" (:mod:`risk._audit_person`)
     draws its permutations from ``person_seed`` (a stream of its own: the other figures are
     those of the same ``seed`` without it); its member test runs and their hits at the 1 % FPR
-    threshold say how much it is exposed."""
+    threshold say how much it is exposed. ``released``: the targets' features on the released
+    table (one row each), scored by each target's chosen attack (:mod:`risk._audit_release`)."""
     rng = np.random.default_rng(seed)
     person_rng = np.random.default_rng(person_seed)
     b = permutations(plan.n_targets)
@@ -269,8 +277,10 @@ def score_targets(plan: Plan, runs: list[Run], feats: list[np.ndarray],
     attack_auc: dict[str, list[float]] = {a: [] for a in ATTACK_NAMES}
     selected, chosen_auc, skipped = [], [], 0
     nulls, tested, p_values = [], [], []
+    release_z = []
     for t, (x, y, cal, fit) in enumerate(_per_target(plan, runs, feats)):
-        scores = _attack_scores(x, y, cal, int(rng.integers(2**31 - 1)))
+        extra = released[t:t + 1] if released is not None else np.empty((0, x.shape[1]))
+        scores = _attack_scores(x, y, cal, int(rng.integers(2**31 - 1)), extra)
         shown = fit[~cal] < reported
         best, best_cal = "distance", -math.inf
         for name in ATTACK_NAMES:
@@ -290,6 +300,7 @@ def score_targets(plan: Plan, runs: list[Run], feats: list[np.ndarray],
         pair = scores[best]
         assert pair is not None
         nulls.append(loo_null_z(pair[0], y[cal]))
+        release_z.append(null_z(pair[0], y[cal], pair[2]))
         tested.append((np.full((~cal).sum(), t), fit[~cal], y[~cal],
                        null_z(pair[0], y[cal], pair[1])))
     null = np.concatenate(nulls)
@@ -329,6 +340,10 @@ def score_targets(plan: Plan, runs: list[Run], feats: list[np.ndarray],
                     "member_hits_by_fit": tuple(float(h) for h in r["tpr_hits"]),
                     "member_runs_by_fit": tuple(float(n) for n in r["tpr_trials"]),
                     "epsilon_ceiling": epsilon_ceiling(r["tpr_trials"], r["fpr_trials"])}
+    if released is not None:
+        out |= release_figures(np.concatenate(release_z), test.thresholds[0.01],
+                               target=test.target[kept], member=test.member[kept],
+                               z=test.z[kept])
     out["epsilon_lower_bound"] = epsilon_lower_bound(out["tpr_at_1pct_interval"].low,
                                                      out["fpr_at_1pct_interval"].high)
     return out, test

@@ -78,8 +78,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from risk._audit_attacks import RADII, column_subsets, default_bandwidth, log_density
+from risk._audit_attacks import RADII, column_subsets, default_bandwidth, features, log_density
 from risk._audit_bound import fit_interval as fit_interval
+from risk._audit_checks import SHADOW_SIZE as SHADOW_SIZE
+from risk._audit_checks import check_options, check_release, resolve
 from risk._audit_game import Plan, TestRuns, plan_runs, play, score_targets
 from risk._audit_model import DESIGNS as DESIGNS
 from risk._audit_model import MAX_SHADOWS as MAX_SHADOWS
@@ -87,6 +89,7 @@ from risk._audit_model import NULL_REFUSAL_ALLOWANCE as NULL_REFUSAL_ALLOWANCE
 from risk._audit_model import minimum_shadows as minimum_shadows
 from risk._audit_model import minimum_targets as minimum_targets
 from risk._audit_model import null_refusal_rate as null_refusal_rate
+from risk._audit_release import scaled_rows
 from risk._audit_stats import epsilon_lower_bound
 from risk._audit_targets import MAX_CANDIDATES as MAX_CANDIDATES
 from risk._audit_targets import targets_of
@@ -96,19 +99,12 @@ from risk._gower_coder import fit_coder, nearest_mean_distance
 from risk._result import Interval, Result
 from risk._validation import (
     RiskInputError,
-    check_choice,
-    check_column_list,
-    check_columns,
-    check_frame,
     check_positive_int,
-    column_kinds,
     resolve_seed,
-    same_columns,
 )
 
 ATTACKS = ("distance", "domias", "classifier")
 FPR_LEVELS = (0.01, 0.1)
-SHADOW_SIZE = 1_000
 
 FitSample = Callable[[pd.DataFrame, int], pd.DataFrame]
 
@@ -137,7 +133,10 @@ class MembershipAuditResult(Result):
     ``n_permutations`` permutations of its runs' labels; ``target_member_hits`` of its
     ``target_member_runs`` member test runs called members at the 1 % FPR threshold (its own
     TPR: how much it is exposed) (:mod:`risk._audit_person`).
-    :meth:`verdict` turns them into a decision.
+    :meth:`verdict` turns them into a decision. With ``release`` given, the released table
+    scored per target (:mod:`risk._audit_release`): ``release_z``, ``release_called`` (above
+    the 1 % threshold), ``release_p_values``, ``release_log_lr``; ``n_release_called`` against
+    ``release_expected_called`` by chance (empty and None without one).
     """
 
     n_targets: int
@@ -186,6 +185,12 @@ class MembershipAuditResult(Result):
     candidates: int
     seconds: float
     random_state: int
+    release_z: tuple[float, ...] = ()
+    release_called: tuple[bool, ...] = ()
+    release_p_values: tuple[float, ...] = ()
+    release_log_lr: tuple[float, ...] = ()
+    n_release_called: int | None = None
+    release_expected_called: float | None = None
 
     @property
     def max_auc(self) -> float:
@@ -222,19 +227,6 @@ class MembershipAuditResult(Result):
                                    self.fpr_at_1pct_interval.high, delta)
 
 
-def _resolve(train: Any, reference: Any, columns: Sequence[str] | None
-             ) -> tuple[pd.DataFrame, pd.DataFrame, list[str], dict[str, str]]:
-    frames = {"train": check_frame(train, "train"), "reference": check_frame(reference,
-                                                                               "reference")}
-    if columns is None:
-        cols = same_columns(frames)
-    else:
-        cols = check_column_list(columns, "columns")
-        for name, frame in frames.items():
-            check_columns(frame, name, cols, "audited")
-    return frames["train"], frames["reference"], cols, column_kinds(frames, cols)
-
-
 def vulnerability(train: pd.DataFrame, *, reference: pd.DataFrame | None = None,
                   columns: Sequence[str] | None = None, neighbours: int = 5) -> pd.Series:
     """Meeus et al.'s vulnerability of every training record: its mean Gower distance (DCR's
@@ -242,7 +234,7 @@ def vulnerability(train: pd.DataFrame, *, reference: pd.DataFrame | None = None,
     ``neighbours`` nearest other training records. Larger is more exposed. Indexed as ``train``.
     """
     ref = train if reference is None else reference
-    train, ref, cols, kinds = _resolve(train, ref, columns)
+    train, ref, cols, kinds = resolve(train, ref, columns)
     neighbours = check_positive_int(neighbours, "neighbours")
     if len(train) <= neighbours:
         raise RiskInputError(f"`train` has {len(train)} record(s); the mean distance to the "
@@ -250,41 +242,6 @@ def vulnerability(train: pd.DataFrame, *, reference: pd.DataFrame | None = None,
     coder = fit_coder([train] if reference is None else [train, ref], cols, kinds)
     return pd.Series(nearest_mean_distance(coder.transform(train), neighbours),
                      index=train.index, name="vulnerability")
-
-
-def _check_options(train: pd.DataFrame, reference: pd.DataFrame, fit_sample: Any, *,
-                   neighbours: Any, shadows: Any, shadow_size: Any, design: Any, n_jobs: Any,
-                   progress: Any) -> tuple[int, int, int]:
-    """The options checked against the frames: (neighbours, shadows, shadow size)."""
-    if not callable(fit_sample):
-        raise TypeError(f"`fit_sample` must be callable as fit_sample(table, seed), but got "
-                        f"{type(fit_sample).__name__}.")
-    if progress is not None and not callable(progress):
-        raise TypeError(f"`progress` must be None or callable as progress(done, total), but "
-                        f"got {type(progress).__name__}.")
-    neighbours = check_positive_int(neighbours, "neighbours")
-    if len(train) < neighbours + 2:
-        raise RiskInputError(f"`train` has {len(train)} records; the vulnerability score of a "
-                             f"target needs `neighbours` = {neighbours} other records and more.")
-    shadows = check_positive_int(shadows, "shadows", minimum=8, maximum=MAX_SHADOWS)
-    if shadows % 2:
-        raise RiskInputError(f"`shadows` must be even (half of the runs hold the target), but "
-                             f"got shadows={shadows}.")
-    check_choice(design, "design", DESIGNS)
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0 \
-            or n_jobs < -1:
-        raise RiskInputError(f"`n_jobs` must be a positive int or -1, but got n_jobs={n_jobs!r}.")
-    if len(reference) < 2:
-        raise RiskInputError(f"`reference` has {len(reference)} record(s); shadow tables are "
-                             "drawn from it and need at least 2.")
-    if shadow_size is None:
-        return neighbours, shadows, min(SHADOW_SIZE, len(reference))
-    size = check_positive_int(shadow_size, "shadow_size")
-    if not 2 <= size <= len(reference):
-        raise RiskInputError(f"`shadow_size` must be in [2, len(reference) = {len(reference)}] "
-                             f"(shadow tables are drawn from `reference`), but got "
-                             f"shadow_size={shadow_size!r}.")
-    return neighbours, shadows, size
 
 
 def membership_audit(
@@ -301,6 +258,7 @@ def membership_audit(
     n_jobs: int = 1,
     progress: Callable[[int, int], None] | None = None,
     random_state: int | None = None,
+    release: pd.DataFrame | None = None,
 ) -> MembershipAuditResult:
     """Membership audit of ``fit_sample`` on the most vulnerable records of ``train``.
 
@@ -339,30 +297,35 @@ def membership_audit(
     random_state:
         Seed of everything drawn (targets' ties aside, which are broken by position); the seed
         used is in the result.
+    release:
+        The synthetic table actually released (made from ``train``), scored too: where each
+        target's score on it falls in its own shadow runs (:mod:`risk._audit_release`).
     """
     return _audit(train, reference, fit_sample, targets=targets, shadows=shadows,
                   shadow_size=shadow_size, design=design, columns=columns,
                   neighbours=neighbours, n_jobs=n_jobs, progress=progress,
-                  random_state=random_state)[0]
+                  random_state=random_state, release=release)[0]
 
 
 def _audit(train: pd.DataFrame, reference: pd.DataFrame, fit_sample: FitSample, *,
            targets: int | Sequence[Any], shadows: int, shadow_size: int | None, design: str,
            columns: Sequence[str] | None, neighbours: int, n_jobs: int,
            progress: Callable[[int, int], None] | None, random_state: int | None,
-           truth_shadows: int = 0) -> tuple[MembershipAuditResult, TestRuns]:
+           truth_shadows: int = 0, release: pd.DataFrame | None = None
+           ) -> tuple[MembershipAuditResult, TestRuns]:
     """:func:`membership_audit`, and every test run's outcome. ``truth_shadows`` more shadow
     runs per target (drawn from a stream of their own, so the audit's figures are those of the
     same seed without them) are played as test runs that no figure reads: measured at the
     thresholds the calibration runs fixed, they give the rates the figures estimate
     (``experiments/release_audit/calibration.py``)."""
     start = time.perf_counter()
-    train, reference, cols, kinds = _resolve(train, reference, columns)
-    neighbours, shadows, size = _check_options(
+    train, reference, cols, kinds = resolve(train, reference, columns)
+    neighbours, shadows, size = check_options(
         train, reference, fit_sample, neighbours=neighbours, shadows=shadows,
         shadow_size=shadow_size, design=design, n_jobs=n_jobs, progress=progress)
+    released = check_release(release, cols, train)
     seed = resolve_seed(random_state)
-    streams = np.random.SeedSequence(seed).spawn(6)
+    streams = np.random.SeedSequence(seed).spawn(7)
     coder = fit_coder([train, reference], cols, kinds)
     coded_train, coded_ref = coder.transform(train), coder.transform(reference)
     positions, scores, candidates = targets_of(train, coded_train, targets, neighbours,
@@ -387,8 +350,13 @@ def _audit(train: pd.DataFrame, reference: pd.DataFrame, fit_sample: FitSample, 
     feats = play(plan, runs, fit_sample, train.iloc[positions][cols].reset_index(drop=True),
                  reference[cols].reset_index(drop=True), coder, coded_targets, n_jobs=n_jobs,
                  progress=progress)
+    release_feats = None
+    if released is not None:
+        rows = scaled_rows(len(released), len(train), size, np.random.default_rng(streams[6]))
+        release_feats = features(coded_targets, coder.transform(released.iloc[rows]),
+                                 list(plan.subsets), plan.log_reference, plan.bandwidth)
     pooled, test = score_targets(plan, runs, feats, streams[3], reported=reported,
-                                 person_seed=streams[5])
+                                 person_seed=streams[5], released=release_feats)
     return MembershipAuditResult(
         n_targets=positions.size, n_shadows=shadows, shadow_size=size, design=design,
         n_fits=reported, attacks=ATTACKS,

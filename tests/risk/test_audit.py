@@ -539,6 +539,42 @@ def test_one_leaked_person_is_refused_and_named_the_worst(design):
     assert lenient.refused and not lenient.pooled_refused
 
 
+def test_the_release_itself_is_scored_and_the_leaked_person_stands_out():
+    # the release: records that ignore the training table, plus a near copy of the chosen
+    # person (as the leaking generator writes into the tables that hold it)
+    chosen = VULNERABLE.index[6]
+    leak = LeakOne(tuple(TRAIN.loc[chosen]), 1.0)
+    release = leak(TRAIN, 5)
+    res = risk.membership_audit(TRAIN, REFERENCE, leak, targets=12, shadows=40,
+                                shadow_size=150, design="shared", random_state=20,
+                                release=release)
+    at = list(res.target_labels).index(chosen)
+    assert len(res.release_z) == len(res.release_log_lr) == len(res.release_p_values) == 12
+    # the subsample scored is at the shadows' scale (150 of 600), drawn from the seed; at this
+    # seed it holds the near copy (row 0)
+    from risk._audit_release import scaled_rows
+    rows = scaled_rows(len(release), len(TRAIN), 150, np.random.default_rng(
+        np.random.SeedSequence(20).spawn(7)[6]))
+    assert rows.size == 150 and np.all(np.diff(rows) > 0) and 0 in rows
+    assert res.release_called[at] and res.release_log_lr[at] == max(res.release_log_lr) > 0
+    assert res.release_p_values[at] == min(res.release_p_values)
+    assert res.n_release_called == sum(res.release_called)
+    assert 0 <= res.release_expected_called <= 12
+    # the same audit without the release: the same figures, none of the release's
+    plain = risk.membership_audit(TRAIN, REFERENCE, leak, targets=12, shadows=40,
+                                  shadow_size=150, design="shared", random_state=20)
+    assert plain.release_z == () and plain.n_release_called is None
+    assert plain.signal_p_values == res.signal_p_values and plain.tpr_at_1pct == res.tpr_at_1pct
+    # a release that holds nobody: few called, about as many as chance gives
+    blind = risk.membership_audit(TRAIN, REFERENCE, ignoring, targets=12, shadows=40,
+                                  shadow_size=150, design="shared", random_state=22,
+                                  release=ignoring(TRAIN, 9))
+    assert blind.n_release_called <= 2
+    with pytest.raises(risk.RiskInputError, match="release"):
+        risk.membership_audit(TRAIN, REFERENCE, ignoring, targets=2, shadows=8,
+                              shadow_size=40, release=TRAIN.drop(columns=TRAIN.columns[0]))
+
+
 def test_a_generator_that_ignores_its_table_has_nobody_flagged():
     res = risk.membership_audit(TRAIN, REFERENCE, ignoring, targets=12, shadows=40,
                                 shadow_size=150, random_state=22)

@@ -172,7 +172,7 @@ def _membership(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTria
         res = risk.membership_audit(
             ctx.split.train, ctx.split.holdout, family, targets=_targets(ctx),
             shadows=a.shadows, shadow_size=size, design=chosen.design,
-            n_jobs=jobs, progress=progress, random_state=seed)
+            n_jobs=jobs, progress=progress, random_state=seed, release=ev.synthetic)
     out = _figures(res) | {"ran": True, "estimated_seconds": chosen.seconds,
                            "pilot_fit_seconds": chosen.pilot_seconds,
                            "jobs": min(chosen.jobs, chosen.fits), "design_why": chosen.why,
@@ -224,18 +224,26 @@ def _figures(res: risk.MembershipAuditResult) -> dict[str, Any]:
         # the pooled bound at the config's confidence is made of these (not published)
         "member_hits_by_fit": list(res.member_hits_by_fit),
         "member_runs_by_fit": list(res.member_runs_by_fit),
+        # the release itself scored per person (risk._audit_release): public, the counts only
+        "release_z": list(res.release_z), "release_called": list(res.release_called),
+        "release_p_values": list(res.release_p_values),
+        "release_log_lr": list(res.release_log_lr),
+        "release_members_called": res.n_release_called,
+        "release_members_expected": res.release_expected_called,
     }
 
 
 CUSTODIAN_ONLY = ("seed", "vulnerability", "signal_p_values", "target_member_hits",
                   "target_member_runs", "target_labels", "target_auc", "best_attack_auc",
-                  "attack_auc", "selected_attack")
+                  "attack_auc", "selected_attack", "release_z", "release_called",
+                  "release_p_values", "release_log_lr")
 """What the audit's figures hold that only the custodian may read (design §9.2): the audit's
 seed, from the study's secret, the targets' vulnerability scores (with the table, a score
 singles its record out, and every target is a training record), each target's p-values
-of being exposed, its own hits and its AUCs (by vulnerability rank: how exposed the k-th most
-vulnerable person is), and the targets' labels (their rows in the input table: who was
-tested). The public files keep the largest and the median AUC, and the figure shows the AUCs
+of being exposed, its own hits, its AUCs and its scores on the release itself (by
+vulnerability rank: how exposed the k-th most vulnerable person is), and the targets' labels
+(their rows in the input table: who was tested). The public files keep the largest and the
+median AUC, how many people the release itself scored as members, and the figure shows the AUCs
 sorted, not by person."""
 
 

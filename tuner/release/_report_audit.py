@@ -35,10 +35,15 @@ def persons_said(mem: dict[str, Any]) -> str:
     if not persons:
         return "no per-person test recorded"
     flagged, signalled = persons["flagged"], persons["signalled"]
-    return (f"tested one by one, {'none' if not flagged else flagged} of the "
+    said = (f"tested one by one, {'none' if not flagged else flagged} of the "
             f"{persons['tested']} {'was' if flagged == 1 else 'were'} significantly exposed "
             f"beyond audit.tpr_limit (family-wise level {persons['alpha']:.0%}, Holm; "
             f"{signalled} with a signal not shown beyond it)")
+    if mem.get("release_members_called") is None:
+        return said
+    return (f"{said}; on the release itself {mem['release_members_called']} of them scored "
+            f"as members at the 1% FPR threshold (about "
+            f"{mem['release_members_expected']:.1f} would by chance)")
 
 
 def held_said(mem: dict[str, Any]) -> str:

@@ -153,13 +153,19 @@ def test_release_carries_the_audit_and_split_json_is_the_owners_alone(tmp_path):
     # no one target's figure in a public file: labels, scores, p-values, AUCs (issue 44)
     assert not {"signal_p_values", "target_labels", "vulnerability", "seed", "target_auc",
                 "attack_auc", "best_attack_auc", "selected_attack", "target_member_hits",
-                "target_member_runs", "member_hits_by_fit"} & set(mem)
+                "target_member_runs", "member_hits_by_fit", "release_z", "release_called",
+                "release_p_values", "release_log_lr"} & set(mem)
+    # the release itself scored: how many of the 2 it calls members, never who (issue 44.2)
+    assert 0 <= mem["release_members_called"] <= 2 and mem["release_members_expected"] >= 0
+    assert f"on the release itself {mem['release_members_called']} of them" in audit["summary"]
     assert mem["max_auc"] >= mem["median_auc"] and "best_attack_auc_max" in mem
     kept = json.loads((out / "seeds.json").read_text())
     (entry,) = kept["studies"].values() if "studies" in kept else (kept,)
     custodian = entry.get("release", entry)
     assert {"audit_signal_p_values", "audit_target_labels", "audit_target_auc",
-            "audit_target_member_hits", "audit_target_member_runs"} <= set(custodian)
+            "audit_target_member_hits", "audit_target_member_runs",
+            "audit_release_log_lr", "audit_release_called"} <= set(custodian)
+    assert len(custodian["audit_release_log_lr"]) == mem["persons"]["tested"]
     # the AUC of the attack chosen on calibration, per target: the custodian's
     assert custodian["audit_target_auc"] == [custodian["audit_attack_auc"][a][t] for t, a in
                                              enumerate(custodian["audit_selected_attack"])]
