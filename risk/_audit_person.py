@@ -46,9 +46,11 @@ two or three of the 40 people flagged in every candidate, docs/audit.md). A revi
 question is whether the person can be *singled out*, the limit the pooled TPR is held to, for
 each person: the audit flags target ``t`` only when both nulls fall, (a) nothing of ``t``
 reaches the output (the randomisation test) and (b) ``t``'s own TPR at the pooled 1 % FPR
-threshold is at most ``tpr_limit``. For (b): the threshold is fixed on the calibration runs and
-each test fit holds ``t`` on a coin of its own, so ``t``'s member test runs are independent
-draws, each called a member with probability ``TPR_t``, and the exact binomial p-value
+threshold is at most ``tpr_limit``. For (b): the threshold, the standardisation and the
+classifier are fixed on the calibration runs alone, and the test fits are disjoint from them
+and drawn independently (shared: each holds ``t`` on a coin of its own; per target: ``t`` in a
+balanced half of its own fits), so given the calibration ``t``'s member test runs are
+independent draws, each called a member with probability ``TPR_t``, and the exact binomial p-value
 ``P(Bin(n_t, tpr_limit) >= h_t)`` (``h_t`` of its ``n_t`` member test runs called) is valid
 (Clopper & Pearson 1934). Rejecting the union of the two nulls needs both rejected: an
 intersection-union test, whose p-value is the larger of the two (Berger, "Multiparameter

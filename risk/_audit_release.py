@@ -51,8 +51,6 @@ def scaled_rows(n_release: int, n_train: int, shadow_size: int, rng: np.random.G
 
 
 def _log_normal(z: float, sample: np.ndarray) -> float:
-    if sample.size < 2:
-        return 0.0
     sd = max(float(sample.std(ddof=1)), SD_FLOOR)
     return float(stats.norm.logpdf(z, float(sample.mean()), sd))
 
@@ -70,7 +68,9 @@ def release_figures(release_z: np.ndarray, threshold: float, *, target: np.ndarr
         mine = target == t
         inside, outside = z[mine & member], z[mine & ~member]
         p_values.append(float((1 + np.sum(outside >= score[t])) / (1 + outside.size)))
-        if np.isfinite(score[t]):
+        if min(inside.size, outside.size) < 2:
+            ratio = 0.0  # a Gaussian needs two runs a side: no evidence either way
+        elif np.isfinite(score[t]):
             ratio = _log_normal(score[t], inside) - _log_normal(score[t], outside)
         else:
             ratio = -LOG_LR_CLIP if score[t] < 0 else LOG_LR_CLIP

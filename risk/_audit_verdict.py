@@ -66,11 +66,15 @@ def bound_said(confidence: float) -> str:
 def _person_counts(hits: Sequence[int], runs: Sequence[int], k: int
                    ) -> tuple[np.ndarray, np.ndarray]:
     h, n = (np.asarray(v, dtype=float) for v in (hits, runs))
-    if h.shape != (k,) or n.shape != (k,) or (h < 0).any() or (h > n).any() \
-            or not np.all(np.isfinite(n)):
+    if h.shape != (k,) or n.shape != (k,):
         raise RiskInputError(f"`target_member_hits` and `target_member_runs` must be counts "
-                             f"for each of the {k} target(s), hits <= runs; got {h.size} and "
-                             f"{n.size}.")
+                             f"for each of the {k} target(s), but got {h.size} and {n.size}.")
+    whole = np.isfinite(h) & np.isfinite(n) & (h == np.round(h)) & (n == np.round(n))
+    if not whole.all() or (h < 0).any() or (h > n).any():
+        bad = int(np.flatnonzero(~whole | (h < 0) | (h > n))[0])
+        raise RiskInputError(f"`target_member_hits` and `target_member_runs` must be whole "
+                             f"counts with 0 <= hits <= runs, but target {bad} has hits = "
+                             f"{h[bad]!r}, runs = {n[bad]!r}.")
     return h, n
 
 

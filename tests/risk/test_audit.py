@@ -605,7 +605,11 @@ def test_bad_verdict_options_are_clean_errors(small_audit, kw, match):
         risk.audit.decide([0.5], ["a", "b"], 0.01, target_member_hits=[0],
                           target_member_runs=[1])
     with pytest.raises(risk.RiskInputError, match="counts for each of the 1 target"):
-        risk.audit.decide([0.5], ["a"], 0.01, target_member_hits=[2], target_member_runs=[1])
+        risk.audit.decide([0.5], ["a"], 0.01, target_member_hits=[2, 1], target_member_runs=[1])
+    for hits, runs in (([2], [1]), ([float("nan")], [3]), ([1.5], [3]), ([-1], [3])):
+        with pytest.raises(risk.RiskInputError, match="target 0 has hits = "):
+            risk.audit.decide([0.5], ["a"], 0.01, target_member_hits=hits,
+                              target_member_runs=runs)
 
 
 @settings(max_examples=60, deadline=None)

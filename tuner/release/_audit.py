@@ -68,9 +68,9 @@ AUDIT_PREFIX = attrs.AUDIT_PREFIX
 DP_FAMILIES = ("mst", "aim")
 # the audit's statistics (issue 32: thresholds fixed on calibration runs, intervals clustered
 # by fit; issue 44: a p-value per person, then the member runs' hits by fit that the bound
-# spent over the candidates is made of): an audit kept in a study from before them is not
-# reused
-AUDIT_STATISTICS = 4
+# spent over the candidates is made of, then each person's own hits and the release scored):
+# an audit kept in a study from before them is not reused
+AUDIT_STATISTICS = 5
 
 
 def _key(ctx: Context, best: optuna.trial.FrozenTrial, design: str) -> str:
@@ -329,6 +329,8 @@ def metrics(audit: dict[str, Any]) -> dict[str, float]:
                 "audit.tpr_at_10pct": mem["tpr_at_10pct"], "audit.max_auc": mem["max_auc"],
                 "audit.epsilon_lower_bound": mem["epsilon_lower_bound"],
                 "audit.fits": float(mem["fits"]), "audit.seconds": mem["seconds"]}
+        if mem.get("release_members_called") is not None:
+            out["audit.release_members_called"] = float(mem["release_members_called"])
     for row in audit["audit_set"].get("rows", []):
         if math.isfinite(row["audit_margin"]):
             out[f"audit_set.{row['constraint']}"] = row["audit_margin"]

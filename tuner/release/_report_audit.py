@@ -34,11 +34,13 @@ def persons_said(mem: dict[str, Any]) -> str:
     persons = mem.get("persons")
     if not persons:
         return "no per-person test recorded"
-    flagged, signalled = persons["flagged"], persons["signalled"]
+    flagged, signalled = persons["flagged"], persons.get("signalled")
+    # a manifest written before the size part counts no signal: said without it
     said = (f"tested one by one, {'none' if not flagged else flagged} of the "
             f"{persons['tested']} {'was' if flagged == 1 else 'were'} significantly exposed "
-            f"beyond audit.tpr_limit (family-wise level {persons['alpha']:.0%}, Holm; "
-            f"{signalled} with a signal not shown beyond it)")
+            f"beyond audit.tpr_limit (family-wise level {persons['alpha']:.0%}, Holm"
+            + (f"; {signalled} with a signal not shown beyond it)" if signalled is not None
+               else ")"))
     if mem.get("release_members_called") is None:
         return said
     return (f"{said}; on the release itself {mem['release_members_called']} of them scored "
@@ -141,8 +143,8 @@ def _membership(a: Audit) -> list[tuple[str, Any]]:
          ""),
         *([("people tested one by one (own TPR at 1 % FPR and a randomisation test, Holm)",
             f"{mem['persons']['flagged']} of {mem['persons']['tested']} significantly exposed "
-            f"beyond the limit ({mem['persons']['signalled']} with a signal not shown "
-            f"beyond it)",
+            f"beyond the limit ({mem['persons'].get('signalled', '?')} with a signal not "
+            f"shown beyond it)",
             f"nobody, at family-wise level {mem['persons']['alpha']:g}")]
           if mem.get("persons") else []),
         ("per-target AUC (attack chosen on calibration runs)",

@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import socket
 import warnings
+from pathlib import Path
 
 import optuna
 from optuna.trial import FrozenTrial, TrialState
@@ -41,13 +42,20 @@ SURPLUS_PREFIX = attrs.SURPLUS_PREFIX
 
 
 def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this host. A zombie is dead: a killed worker whose
+    parent is gone waits to be reaped (by a container's PID 1, perhaps never) and still
+    answers signal 0, which left its trial RUNNING (seen under a loaded CI run)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:  # Linux: the state is the field after the command's closing parenthesis
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state not in ("Z", "X")
 
 
 def _numbers(study: optuna.Study, prefix: str) -> set[int]:

@@ -493,3 +493,21 @@ def test_shadow_tables_sample_the_releases_ratio_of_synthetic_records():
         ctx = SimpleNamespace(cfg=SimpleNamespace(study=SimpleNamespace(sample_size=sample_size)),
                               split=SimpleNamespace(train=table))
         assert _sample_ratio(ctx) == ratio  # type: ignore[arg-type]
+
+
+def test_mlflow_gets_the_release_count_and_an_old_manifest_still_reads():
+    from tuner.release._audit import metrics
+    from tuner.release._report_audit import persons_said
+
+    mem = {"ran": True, "tpr_at_1pct": 0.01, "tpr_at_1pct_interval": [0.0, 0.03],
+           "tpr_at_10pct": 0.1, "max_auc": 0.6, "epsilon_lower_bound": 0.0, "fits": 300,
+           "seconds": 50.0, "release_members_called": 2, "release_members_expected": 0.4,
+           "persons": {"tested": 40, "flagged": 0, "signalled": 3, "alpha": 0.05}}
+    assert metrics({"membership": mem, "audit_set": {}})["audit.release_members_called"] == 2.0
+    said = persons_said(mem)
+    assert "3 with a signal not shown beyond it" in said and "release itself 2 of them" in said
+    # a manifest from before the size part: no signal counted, no release scored
+    old = {"persons": {"tested": 40, "flagged": 1, "alpha": 0.05}}
+    assert persons_said(old).endswith("beyond audit.tpr_limit (family-wise level 5%, Holm)")
+    assert "audit.release_members_called" not in metrics({"audit_set": {}, "membership": mem | {
+        "release_members_called": None}})

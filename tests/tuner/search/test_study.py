@@ -445,3 +445,21 @@ def test_release_scores_dcr_in_full_and_refuses_a_trial_that_fails_then(tmp_path
         study.set_user_attr(f"release_rejected:{t.number}", "stand-in")
     with pytest.raises(NoFeasibleTrial, match="No releasable trial.*failed when scored in full"):
         export(ctx, study)
+
+
+def test_a_zombie_worker_counts_as_dead():
+    # a killed worker not yet reaped still answers signal 0; its trial must not stay RUNNING
+    import os
+    import subprocess
+    import time
+
+    from tuner.search._budget import pid_alive
+
+    child = subprocess.Popen(["sleep", "0"])
+    deadline = time.time() + 10
+    while time.time() < deadline and \
+            "Z" not in open(f"/proc/{child.pid}/stat").read().rsplit(")", 1)[1].split()[0]:
+        time.sleep(0.05)
+    assert not pid_alive(child.pid)  # a zombie: exited, not reaped
+    child.wait()
+    assert not pid_alive(child.pid) and pid_alive(os.getpid())
