@@ -26,7 +26,9 @@ SHADOW_SIZE = 1_000
 
 
 def resolve(train: Any, reference: Any, columns: Sequence[str] | None
-             ) -> tuple[pd.DataFrame, pd.DataFrame, list[str], dict[str, str]]:
+            ) -> tuple[pd.DataFrame, pd.DataFrame, list[str], dict[str, str]]:
+    """The two frames checked, the audited columns (default: the ones both have) and their
+    kinds."""
     frames = {"train": check_frame(train, "train"), "reference": check_frame(reference,
                                                                                "reference")}
     if columns is None:
@@ -39,8 +41,8 @@ def resolve(train: Any, reference: Any, columns: Sequence[str] | None
 
 
 def check_options(train: pd.DataFrame, reference: pd.DataFrame, fit_sample: Any, *,
-                   neighbours: Any, shadows: Any, shadow_size: Any, design: Any, n_jobs: Any,
-                   progress: Any) -> tuple[int, int, int]:
+                  neighbours: Any, shadows: Any, shadow_size: Any, design: Any, n_jobs: Any,
+                  progress: Any) -> tuple[int, int, int]:
     """The options checked against the frames: (neighbours, shadows, shadow size)."""
     if not callable(fit_sample):
         raise TypeError(f"`fit_sample` must be callable as fit_sample(table, seed), but got "
@@ -71,8 +73,6 @@ def check_options(train: pd.DataFrame, reference: pd.DataFrame, fit_sample: Any,
                              f"(shadow tables are drawn from `reference`), but got "
                              f"shadow_size={shadow_size!r}.")
     return neighbours, shadows, size
-
-
 
 
 def check_release(release: Any, columns: list[str], train: pd.DataFrame) -> pd.DataFrame | None:

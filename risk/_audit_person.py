@@ -155,9 +155,9 @@ def randomisation_p(score_sets: list[np.ndarray], labels: np.ndarray, groups: np
 def magnitude_p(hits: np.ndarray, runs: np.ndarray, limit: float) -> np.ndarray:
     """Per target, the exact binomial p-value of ``TPR_t <= limit`` from ``hits`` of its
     ``runs`` member test runs called members (module docstring): ``P(Bin(runs, limit) >=
-    hits)``; 1 for a target with no member test run."""
-    h, n = (np.asarray(v, dtype=float) for v in (hits, runs))
-    return np.where(n > 0, stats.binom.sf(h - 1, n, limit), 1.0)
+    hits)``; 1 for a target with no member test run (``P(Bin(0, .) >= 0)``)."""
+    return stats.binom.sf(np.asarray(hits, dtype=float) - 1, np.asarray(runs, dtype=float),
+                          limit)
 
 
 def exposure_p(signal: np.ndarray, hits: np.ndarray, runs: np.ndarray, limit: float

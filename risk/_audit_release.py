@@ -39,6 +39,7 @@ from scipy import stats
 
 SD_FLOOR = 1e-3  # standardised units: a spike of identical runs stays a finite Gaussian
 LOG_LR_CLIP = 50.0
+MAX_Z = 1e6  # standardised scores beyond this are as far out as any: log densities stay finite
 
 
 def scaled_rows(n_release: int, n_train: int, shadow_size: int, rng: np.random.Generator
@@ -50,9 +51,17 @@ def scaled_rows(n_release: int, n_train: int, shadow_size: int, rng: np.random.G
     return np.sort(rng.choice(n_release, keep, replace=False))
 
 
-def _log_normal(z: float, sample: np.ndarray) -> float:
-    sd = max(float(sample.std(ddof=1)), SD_FLOOR)
-    return float(stats.norm.logpdf(z, float(sample.mean()), sd))
+def _group_normal(z: np.ndarray, groups: np.ndarray, k: int
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per group of ``k``: the runs' count, mean and sd (ddof = 1, at least :data:`SD_FLOOR`;
+    NaN below two runs)."""
+    n = np.bincount(groups, minlength=k).astype(float)
+    total = np.bincount(groups, weights=z, minlength=k)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = total / n
+        squares = np.bincount(groups, weights=(z - mean[groups]) ** 2, minlength=k)
+        sd = np.sqrt(squares / (n - 1))
+    return n, mean, np.where(n >= 2, np.maximum(sd, SD_FLOOR), np.nan)
 
 
 def release_figures(release_z: np.ndarray, threshold: float, *, target: np.ndarray,
@@ -61,22 +70,27 @@ def release_figures(release_z: np.ndarray, threshold: float, *, target: np.ndarr
     ``threshold``, its conformal p-value and log likelihood ratio against the test runs'
     ``target``, ``member`` and standardised ``z``; how many were called and how many would be
     by chance (module docstring)."""
-    score = np.nan_to_num(np.asarray(release_z, dtype=float), nan=-np.inf)
+    score = np.nan_to_num(np.asarray(release_z, dtype=float), nan=-np.inf, posinf=np.inf,
+                          neginf=-np.inf)
+    k = score.size
     called = score > threshold
-    p_values, log_lr, chance = [], [], 0.0
-    for t in range(score.size):
-        mine = target == t
-        inside, outside = z[mine & member], z[mine & ~member]
-        p_values.append(float((1 + np.sum(outside >= score[t])) / (1 + outside.size)))
-        if min(inside.size, outside.size) < 2:
-            ratio = 0.0  # a Gaussian needs two runs a side: no evidence either way
-        elif np.isfinite(score[t]):
-            ratio = _log_normal(score[t], inside) - _log_normal(score[t], outside)
-        else:
-            ratio = -LOG_LR_CLIP if score[t] < 0 else LOG_LR_CLIP
-        log_lr.append(float(np.clip(ratio, -LOG_LR_CLIP, LOG_LR_CLIP)))
-        chance += float(np.mean(outside > threshold)) if outside.size else 0.0
+    out_t, out_z = target[~member], z[~member]
+    n_out, mu_out, sd_out = _group_normal(out_z, out_t, k)
+    n_in, mu_in, sd_in = _group_normal(z[member], target[member], k)
+    at_least = np.bincount(out_t, weights=out_z >= score[out_t], minlength=k)
+    p_values = (1 + at_least) / (1 + n_out)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        chance = np.bincount(out_t, weights=out_z > threshold, minlength=k) / n_out
+        # a finite score far out is held at a million sd-floors' reach, where both log
+        # densities stay finite; +-inf: their difference would be NaN, the sign says the side
+        far = np.clip(score, -MAX_Z, MAX_Z)
+        ratio = stats.norm.logpdf(far, mu_in, sd_in) - stats.norm.logpdf(far, mu_out, sd_out)
+    ratio = np.where(np.isinf(score), np.sign(score) * LOG_LR_CLIP, ratio)
+    # a Gaussian needs two runs a side: no evidence either way
+    ratio = np.where((n_in >= 2) & (n_out >= 2), np.clip(ratio, -LOG_LR_CLIP, LOG_LR_CLIP), 0.0)
     return {"release_z": tuple(float(v) for v in score),
             "release_called": tuple(bool(c) for c in called),
-            "release_p_values": tuple(p_values), "release_log_lr": tuple(log_lr),
-            "n_release_called": int(called.sum()), "release_expected_called": chance}
+            "release_p_values": tuple(float(v) for v in p_values),
+            "release_log_lr": tuple(float(v) for v in ratio),
+            "n_release_called": int(called.sum()),
+            "release_expected_called": float(np.nansum(chance))}

@@ -121,8 +121,7 @@ def decide(signal_p_values: Sequence[float], target_labels: Sequence[Any], poole
                   f"{limit:g}, and none of the {p.size} people tested is significantly "
                   f"exposed beyond it (Holm, family-wise level {level:g}; smallest p = "
                   f"{p[worst]:.2g}; {signalled} with a signal not shown beyond it)")
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tpr = np.where(runs > 0, hits / np.maximum(runs, 1), np.nan)
+    tpr = np.divide(hits, runs, out=np.full(runs.shape, np.nan), where=runs > 0)
     return AuditVerdict(
         refused=bool(reasons), reason=reason, worst_target=labels[worst],
         worst_p_value=float(p[worst]), target_p_values=tuple(float(x) for x in p),

@@ -201,8 +201,8 @@ class MembershipAuditResult(Result):
     def pooled_upper(self, confidence: float = 0.95) -> float:
         """The pooled TPR's one-sided upper bound at 1 % FPR at ``confidence``, over this
         audit's test fits (:func:`pooled_upper_bound`, :mod:`risk._audit_bound`)."""
-        hits, runs = self.member_hits_by_fit, self.member_runs_by_fit
-        return pooled_upper_bound(hits, runs, confidence=confidence)
+        return pooled_upper_bound(self.member_hits_by_fit, self.member_runs_by_fit,
+                                  confidence=confidence)
 
     def verdict(self, *, tpr_limit: float = TPR_LIMIT, alpha: float = ALPHA,
                 confidence: float = 0.95) -> AuditVerdict:

@@ -461,6 +461,56 @@ def test_the_size_test_is_the_binomial_tail_and_the_exposure_p_the_larger(data, 
                                np.maximum(signal, slow), rtol=1e-9, atol=1e-12)
 
 
+def _release_figures_slowly(release_z, threshold, target, member, z):
+    """risk._audit_release.release_figures one target at a time, as its docstring says."""
+    out = {"called": [], "p": [], "lr": [], "chance": 0.0}
+    for t, score in enumerate(release_z):
+        inside, outside = z[(target == t) & member], z[(target == t) & ~member]
+        out["called"].append(score > threshold)
+        out["p"].append((1 + np.sum(outside >= score)) / (1 + outside.size))
+        if min(inside.size, outside.size) < 2:
+            ratio = 0.0
+        elif math.isinf(score):
+            ratio = math.copysign(50.0, score)
+        else:
+            ratio = (stats.norm.logpdf(score, inside.mean(), max(inside.std(ddof=1), 1e-3))
+                     - stats.norm.logpdf(score, outside.mean(), max(outside.std(ddof=1), 1e-3)))
+        assert math.isfinite(ratio)
+        out["lr"].append(float(np.clip(ratio, -50, 50)))
+        out["chance"] += float(np.mean(outside > threshold)) if outside.size else 0.0
+    return out
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), k=st.integers(1, 6), threshold=st.floats(-1, 3))
+def test_the_release_figures_equal_a_target_by_target_loop(data, k, threshold):
+    from risk._audit_release import release_figures
+
+    # a score far out, finite, has a finite log likelihood ratio (it was NaN)
+    far = release_figures(np.array([1e300]), 0.0, target=np.zeros(4, dtype=np.int64),
+                          member=np.array([False, False, True, True]),
+                          z=np.array([0.0, 0.1, 1.0, 1.1]))
+    assert far["release_log_lr"] == (50.0,)  # on the members' side, as far as it is clipped
+
+    n = data.draw(st.integers(0, 40))
+    target = np.array(data.draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n)),
+                      dtype=np.int64)
+    member = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    z = np.array(data.draw(st.lists(st.floats(-4, 4), min_size=n, max_size=n)), dtype=float)
+    release_z = np.array(data.draw(st.lists(
+        st.one_of(st.floats(-5, 5), st.sampled_from([math.inf, -math.inf, math.nan])),
+        min_size=k, max_size=k)), dtype=float)
+    fast = release_figures(release_z, threshold, target=target, member=member, z=z)
+    # NaN: no score, as unlike a member as can be
+    slow = _release_figures_slowly(np.nan_to_num(release_z, nan=-math.inf, posinf=math.inf,
+                                                 neginf=-math.inf), threshold, target, member, z)
+    assert list(fast["release_called"]) == slow["called"]
+    np.testing.assert_allclose(fast["release_p_values"], slow["p"])
+    np.testing.assert_allclose(fast["release_log_lr"], slow["lr"], rtol=1e-7, atol=1e-7)
+    assert fast["release_expected_called"] == pytest.approx(slow["chance"])
+    assert fast["n_release_called"] == sum(slow["called"])
+
+
 def test_a_person_with_a_signal_within_the_limit_is_not_flagged_one_beyond_it_is():
     # 40 people, 75 member test runs each; every one's signal is significant, as a fitted
     # model's slight pull towards each of its records is at 300 shadows

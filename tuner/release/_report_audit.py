@@ -143,8 +143,8 @@ def _membership(a: Audit) -> list[tuple[str, Any]]:
          ""),
         *([("people tested one by one (own TPR at 1 % FPR and a randomisation test, Holm)",
             f"{mem['persons']['flagged']} of {mem['persons']['tested']} significantly exposed "
-            f"beyond the limit ({mem['persons'].get('signalled', '?')} with a signal not "
-            f"shown beyond it)",
+            f"beyond the limit" + (f" ({mem['persons']['signalled']} with a signal not shown "
+                                   f"beyond it)" if "signalled" in mem["persons"] else ""),
             f"nobody, at family-wise level {mem['persons']['alpha']:g}")]
           if mem.get("persons") else []),
         ("per-target AUC (attack chosen on calibration runs)",

@@ -166,6 +166,8 @@ def test_release_carries_the_audit_and_split_json_is_the_owners_alone(tmp_path):
             "audit_target_member_hits", "audit_target_member_runs",
             "audit_release_log_lr", "audit_release_called"} <= set(custodian)
     assert len(custodian["audit_release_log_lr"]) == mem["persons"]["tested"]
+    # the public count is the custodian's per-person calls added up
+    assert mem["release_members_called"] == sum(custodian["audit_release_called"])
     # the AUC of the attack chosen on calibration, per target: the custodian's
     assert custodian["audit_target_auc"] == [custodian["audit_attack_auc"][a][t] for t, a in
                                              enumerate(custodian["audit_selected_attack"])]
