@@ -4,7 +4,8 @@ The tuner splits the custodian's table once, fits on the training part only, rel
 that model's synthetic data (replicated uniques removed) and computes M with t = n_train / N.
 This experiment validates that setting trial by trial on UCI Adult (N = 48,842): each trial is
 made as the tuner makes it with public seeds (``study.public_seed``: the split at
-``derive(study_seed, 0)``, the fit at ``derive(study_seed, 2, trial_number)``, the measures
+``derive(study_seed, SeedPath.SPLIT)``, the fit at
+``derive(study_seed, SeedPath.TRIAL, trial_number)``, the measures
 through :data:`tuner.measures.MEASURES`), and compared with the truth of the released data on
 the population (:func:`tuner_truth.true_attack`), with M's confidence interval and whether it
 covers (:mod:`experiments.membership_validation.tuner_interval`). Design, settings, commands
@@ -51,7 +52,7 @@ from experiments.membership_validation.tuner_truth import (
 from experiments.reporting import append_rows
 from risk.membership import DEFAULT_ATTACK_CAP
 from tuner import measures
-from tuner._common.seeding import derive
+from tuner._common.seeding import SeedPath, derive
 from tuner.data import split
 from tuner.measures import remove_replicated_uniques
 from tuner.synthesis import synthesize
@@ -147,7 +148,7 @@ class Unit:
             n_pop, size=self.n, replace=False))
         sample = self.population.iloc[chosen].reset_index(drop=True)
         self.split = split(sample, train_fraction=self.opts.train_fraction,
-                           seed=derive(self.study_seed, 0))
+                           seed=derive(self.study_seed, SeedPath.SPLIT))
         outside = np.ones(n_pop, dtype=bool)
         outside[chosen] = False
         # members first, then the people outside the sample (never the holdout)
@@ -157,7 +158,7 @@ class Unit:
         self.ceilings: dict[tuple[str, int], float] = {}
 
     def trial_seed(self, label: str) -> int:
-        return derive(self.study_seed, 2, TRIAL_NUMBER[label])
+        return derive(self.study_seed, SeedPath.TRIAL, TRIAL_NUMBER[label])
 
     def synthetic(self, label: str, threads: int) -> tuple[pd.DataFrame, float]:
         """The setting's synthetic data as sampled, and the fit time (memoised)."""

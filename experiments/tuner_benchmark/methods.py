@@ -31,8 +31,8 @@ benchmark), so for ``ours`` the harness replaces that function for the duration 
 (:func:`torch_threads`): no file of the tuner is changed.
 
 The random, tpe, additive and utility samplers get the seed the product's sampler gets
-(``derive(seed, 1, 0)``), and trial k the seed the product's trial k gets: TPE's first
-trials are drawn by a ``RandomSampler`` with that seed, so every search starts from the
+(``derive(seed, SeedPath.SAMPLER, 0)``), and trial k the seed the product's trial k gets: TPE's
+first trials are drawn by a ``RandomSampler`` with that seed, so every search starts from the
 same points (common random numbers) and part where TPE's model takes over.
 """
 
@@ -51,7 +51,7 @@ import pandas as pd
 from optuna.trial import FrozenTrial, Trial, TrialState
 
 import tuner
-from tuner._common.seeding import derive
+from tuner._common.seeding import SeedPath, derive
 from tuner.api import load_config
 from tuner.config import Config
 from tuner.scoring import Evaluation, evaluate
@@ -136,7 +136,7 @@ def run_defaults(cfg: Config, ctx: Context) -> tuple[list[dict], dict[int, pd.Da
     """One fit of every synthesiser at its defaults; the rows and each one's synthetic data."""
     rows, data, clock = [], {}, 0.0
     for k, name in enumerate(cfg.study.synthesizers):
-        seed = derive(cfg.study.seed, 2, k)
+        seed = derive(cfg.study.seed, SeedPath.TRIAL, k)
         start = time.perf_counter()
         try:
             ev = evaluate(cfg, ctx.split, name, {}, seed=seed, threads=THREADS)
@@ -158,7 +158,8 @@ def _objective(ctx: Context, kind: str, weights: dict[str, float]) -> Callable[[
     cfg = ctx.cfg
 
     def objective(trial: Trial) -> float:
-        seed = derive(cfg.study.seed, 2, trial.number)  # as tuner.search._objective seeds trial k
+        # as tuner.search._objective seeds trial k
+        seed = derive(cfg.study.seed, SeedPath.TRIAL, trial.number)
         trial.set_user_attr("seed", seed)
         name, params = ask_params(trial, cfg)
         try:
@@ -183,7 +184,7 @@ def run_search(cfg: Config, ctx: Context, kind: str, budget: float,
     timeout: the trial running when it passes is finished, as in the product)."""
     if kind == "random":
         sampler: optuna.samplers.BaseSampler = optuna.samplers.RandomSampler(
-            seed=derive(cfg.study.seed, 1, 0))
+            seed=derive(cfg.study.seed, SeedPath.SAMPLER, 0))
     elif kind in ("tpe", "additive", "utility"):
         sampler = product_sampler(cfg, 0)  # the product's TPE, seeded as its first worker
     else:

@@ -56,3 +56,42 @@ def test_threads_and_audit_processes_count_the_cores_this_process_may_use(monkey
     game.play(None, [None] * 10, None, None, None, None, None,  # type: ignore[arg-type]
               n_jobs=8, progress=None)
     assert started == [2]
+
+
+def test_every_seed_the_tuner_derives_is_asked_for_by_name():
+    # issue 47: the seed paths live in one table (SeedPath); a number as the first component of
+    # a path anywhere else in the tuner would be a seed nobody can find by its name
+    import ast
+    from pathlib import Path
+
+    import tuner
+    from tuner._common.seeding import SeedPath, derive
+
+    root = Path(tuner.__file__).parent
+    unnamed, named = [], 0
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        # a wrapper's parameter typed SeedPath (the context's derive) passes a name on
+        typed = {arg.arg for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+                 for arg in node.args.args
+                 if getattr(arg.annotation, "id", None) == "SeedPath"}
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "attr",
+                                                           getattr(node.func, "id", None))
+                    in ("derive", "noise_key")):
+                continue
+            # a module-level derive(seed, path...) or a context's ctx.derive(path...)
+            args = node.args[1:] if isinstance(node.func, ast.Name) else node.args
+            if not args:
+                continue
+            first = args[0]
+            if (isinstance(first, ast.Attribute) and getattr(first.value, "id", "") == "SeedPath"
+                    or isinstance(first, ast.Name) and first.id in typed):
+                named += 1
+            else:
+                unnamed.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert not unnamed, f"seed paths not named by SeedPath: {unnamed}"
+    assert named >= 8  # the split (twice), sampler, trial (three times), audit, plot, fakes
+    # the names keep the numbers studies always used: a public seed makes the same study
+    assert [int(p) for p in SeedPath] == [0, 1, 2, 13, 17, 19]
+    assert derive(7, SeedPath.TRIAL, 3) == derive(7, 2, 3)

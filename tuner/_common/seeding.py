@@ -14,6 +14,7 @@ and the release, re-created on a machine with another core count (or under a Das
 from __future__ import annotations
 
 import contextlib
+import enum
 import hashlib
 import random
 import secrets
@@ -24,12 +25,20 @@ import numpy as np
 SECRET_BITS = 128
 """Bits of OS randomness in a study's secret (design §9.2): beyond any exhaustive search."""
 
-# The study's seed paths, in one table: the first component of :func:`derive`'s path names
-# what a seed is for (the split has its own key, :func:`split_seed`)
-TRIAL_PATH = 2  # each trial's fit and a DP mechanism's noise (the trial's number after it)
-AUDIT_SEED = 13  # the release audit of a trial (its number after it; design §13)
-PLOT_SEED = 17  # the report's scatter-plot jitter (the plot's index after it)
-FAKE_SEED = 19  # fake values in place of direct identifiers (column, draw after it)
+
+@enum.unique
+class SeedPath(enum.IntEnum):
+    """The study's seed paths, in one table: the first component of :func:`derive`'s path,
+    naming what a seed is for; every component of the tuner asks for its seed by one of these
+    names (the numbers are those studies always used, so a public seed still makes the same
+    split, trials and release)."""
+
+    SPLIT = 0  # the split (:func:`split_seed`: with a secret, a 128-bit key of its own)
+    SAMPLER = 1  # TPE's proposals (the worker slot after it)
+    TRIAL = 2  # each trial's fit and a DP mechanism's noise (the trial's number after it)
+    AUDIT = 13  # the release audit of a trial (its number after it; design §13)
+    PLOT = 17  # the report's scatter-plot jitter (the plot's index after it)
+    FAKE = 19  # fake values in place of direct identifiers (column, draw after it)
 
 
 def new_secret() -> int:
@@ -61,9 +70,9 @@ def derive(seed: int, *path: int, secret: int | None = None) -> int:
 def split_seed(seed: int, secret: int | None = None) -> int:
     """The seed of the study's split: with a secret, a 128-bit key (a 32-bit seed could be
     found by trying all 2**32 splits against the release); without, the public 32-bit seed
-    ``derive(seed, 0)`` studies always used."""
-    key = noise_key(seed, 0, secret=secret)
-    return derive(seed, 0) if key is None else key
+    ``derive(seed, SeedPath.SPLIT)`` studies always used."""
+    key = noise_key(seed, SeedPath.SPLIT, secret=secret)
+    return derive(seed, SeedPath.SPLIT) if key is None else key
 
 
 def noise_key(seed: int, *path: int, secret: int | None = None) -> int | None:

@@ -39,7 +39,7 @@ import optuna
 import risk
 from tuner._common import attrs
 from tuner._common.progress import shown
-from tuner._common.seeding import AUDIT_SEED
+from tuner._common.seeding import SeedPath
 from tuner.release import _audit_backend as audit_backend
 from tuner.release._audit_plan import (
     Plan,
@@ -105,7 +105,7 @@ def preflight(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial
     if not a.enabled or ctx.cfg.study.synthesize or _kept(ctx, study, best) is not None:
         return None
     name, params = trial_params(best)
-    chosen = plan(ctx, _family(ctx, name, params), _size(ctx), ctx.derive(AUDIT_SEED,
+    chosen = plan(ctx, _family(ctx, name, params), _size(ctx), ctx.derive(SeedPath.AUDIT,
                                                                           best.number))
     if chosen.design is None:
         _over_budget(ctx, study, best, name, chosen)  # raises where the audit is required
@@ -139,7 +139,7 @@ def _membership(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTria
     ``planned``: :func:`preflight`'s plan (None: timed here)."""
     a = ctx.cfg.audit
     family = _family(ctx, ev.synthesizer, ev.params)
-    seed = ctx.derive(AUDIT_SEED, best.number)
+    seed = ctx.derive(SeedPath.AUDIT, best.number)
     size = _size(ctx)
     # a finished audit of this trial is kept before any timing: a slower machine must not
     # turn an audited release into one that "cannot be audited"

@@ -30,7 +30,7 @@ from optuna.distributions import CategoricalDistribution, FloatDistribution, Int
 from optuna.trial import FrozenTrial
 
 from tuner._common import attrs
-from tuner._common.seeding import AUDIT_SEED
+from tuner._common.seeding import SeedPath
 from tuner.config import ConfigError
 from tuner.release._audit_plan import _family, _minutes, _size, estimate, plan
 from tuner.search import Context, best_feasible, loss_of, releasable
@@ -68,7 +68,7 @@ def check_fits(ctx: Context) -> None:
     which = ""
     for name in ctx.cfg.study.synthesizers:
         chosen = plan(ctx, _family(ctx, name, quickest(ctx, name)), _size(ctx),
-                      ctx.derive(AUDIT_SEED, 0))
+                      ctx.derive(SeedPath.AUDIT, 0))
         seconds = min(chosen.estimates[d] for d in _designs(ctx))
         if seconds < cheapest:
             cheapest, which = seconds, f"{name} (one fit {chosen.pilot_seconds:.2f} s)"

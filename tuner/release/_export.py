@@ -38,7 +38,7 @@ from filelock import FileLock
 
 import risk
 from tuner._common import attrs
-from tuner._common.seeding import PLOT_SEED
+from tuner._common.seeding import SeedPath
 from tuner.data import formatted
 from tuner.release import _plots as plots
 from tuner.release import _report as report
@@ -265,7 +265,7 @@ def _figures(ev: Evaluation, ctx: Context, folder: Path) -> dict[str, str]:
         if fname in figures.values():  # two names made alike
             fname = f"cap_scatter_{safe}_{i}.png"
         # the jitter's own seed: an image must not carry the trial's (design §9.2)
-        plots.save_figure(plots.cap_scatter(before, after, t, seed=ctx.derive(PLOT_SEED, i)),
+        plots.save_figure(plots.cap_scatter(before, after, t, seed=ctx.derive(SeedPath.PLOT, i)),
                           folder / fname)
         figures[f"Record-level CAP of {t!r}: original vs synthetic"] = fname
     plots.save_figure(plots.correlations(ctx.split.train, ev.synthetic),

@@ -4,7 +4,7 @@ The columns SDV metadata declares PII or keys left the table before the split
 (:func:`tuner.search._context.prepare`): no trial, measure or audit saw them, and the trial's
 data, re-created and checked (:mod:`tuner.release._recreate`), are the data without them. Here
 they are filled, one fake value per released record (:func:`tuner.data.fill`, seeded from the
-study's seed and secret at :data:`FAKE_SEED`, so a release made again is the same file), and put
+study's seed and secret at ``SeedPath.FAKE``, so a release made again is the same file), and put
 back at their place in the input's column order. ``metadata.json`` describes the released table
 in SDV's single-table form with names, sdtypes and datetime formats only: nothing of the data's
 values, nor of the user's metadata file beyond those (its ``regex_format`` is not copied).
@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from tuner._common.seeding import FAKE_SEED
+from tuner._common.seeding import SeedPath
 from tuner.data import REDRAWS, STATISTICAL, fill, sdtype
 from tuner.search import Context
 
@@ -38,7 +38,7 @@ def fake_columns(ctx: Context, synthetic: pd.DataFrame) -> tuple[pd.DataFrame, d
     out, said = {}, {}
     for col, fake in declared.fakes.items():
         values, redrawn = fill(fake, ctx.pii[col], n,
-                               seed_of=functools.partial(ctx.derive, FAKE_SEED,
+                               seed_of=functools.partial(ctx.derive, SeedPath.FAKE,
                                                          ctx.order.index(col)),
                                missing_share=float(train[col].isna().mean()) if len(train) else 0)
         out[col] = values.set_axis(synthetic.index)

@@ -22,7 +22,7 @@ import optuna
 
 from tuner import measures
 from tuner._common import attrs
-from tuner._common.seeding import TRIAL_PATH
+from tuner._common.seeding import SeedPath
 from tuner.errors import TunerError
 from tuner.scoring import Evaluation, evaluate
 from tuner.search import Context, trial_params
@@ -53,7 +53,7 @@ def recreate(ctx: Context, best: optuna.trial.FrozenTrial) -> Evaluation:
     name, params = trial_params(best)
     ev = evaluate(ctx.cfg, ctx.split, name, params, seed=int(best.user_attrs[attrs.TRIAL_SEED]),
                   threads=int(best.user_attrs.get(attrs.THREADS, 1)), release=True,
-                  noise_key=ctx.noise_key(TRIAL_PATH, best.number))
+                  noise_key=ctx.noise_key(SeedPath.TRIAL, best.number))
     same, evidence = _same_data(best, ev)
     if not same:
         raise NoFeasibleTrial(

@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from tuner._common.seeding import derive, noise_key, split_seed
+from tuner._common.seeding import SeedPath, derive, noise_key, split_seed
 from tuner.config import (
     Config,
     ConfigError,
@@ -78,13 +78,15 @@ class Context:
     def output(self) -> Path:
         return self.cfg.study.output
 
-    def derive(self, *path: int) -> int:
-        """The study's 32-bit seed of the component at ``path``, keyed with its secret."""
-        return derive(self.cfg.study.seed, *path, secret=self.secret)
+    def derive(self, what: SeedPath, *path: int) -> int:
+        """The study's 32-bit seed of the component ``what`` (at ``path`` within it, e.g. a
+        trial's number), keyed with its secret."""
+        return derive(self.cfg.study.seed, what, *path, secret=self.secret)
 
-    def noise_key(self, *path: int) -> int | None:
-        """The 128-bit noise key of a DP mechanism fitted at ``path`` (None: public seeds)."""
-        return noise_key(self.cfg.study.seed, *path, secret=self.secret)
+    def noise_key(self, what: SeedPath, *path: int) -> int | None:
+        """The 128-bit noise key of a DP mechanism fitted by ``what`` at ``path`` (None:
+        public seeds)."""
+        return noise_key(self.cfg.study.seed, what, *path, secret=self.secret)
 
     def split_record(self) -> dict[str, Any]:
         """How the data were split, as the study records it (:mod:`tuner.search._stored_split`)."""

@@ -30,7 +30,7 @@ from tqdm import tqdm
 from tuner import scoring
 from tuner._common import attrs
 from tuner._common.faults import Fault, fault_of, free_reserve
-from tuner._common.seeding import TRIAL_PATH
+from tuner._common.seeding import SeedPath
 from tuner._common.stopping import Terminated
 from tuner.config import Config
 from tuner.errors import TrialFailed
@@ -139,7 +139,7 @@ class TrackedObjective:
 
     def _start(self, trial: Trial) -> tuple[str, str, dict[str, Any]]:
         """Record who runs the trial, ask its parameters and open its MLflow run."""
-        seed = self.ctx.derive(TRIAL_PATH, trial.number)
+        seed = self.ctx.derive(SeedPath.TRIAL, trial.number)
         trial.set_user_attr(attrs.PID, os.getpid())
         trial.set_user_attr(attrs.HOST, socket.gethostname())
         trial.set_user_attr(attrs.TRIAL_SEED, seed)
@@ -153,7 +153,7 @@ class TrackedObjective:
 
     def _evaluate(self, trial: Trial, run: str, name: str,
                   params: dict[str, Any]) -> float | tuple[float, float]:
-        seed = self.ctx.derive(TRIAL_PATH, trial.number)
+        seed = int(trial.user_attrs[attrs.TRIAL_SEED])  # derived once, in _start
         cfg = self.ctx.cfg
         if checkpointed(cfg, name):
             policy = Checkpoints(trial, cfg, self.tracker, run, stop_at=self.stop_at)
@@ -166,7 +166,7 @@ class TrackedObjective:
         else:
             ev = scoring.evaluate(cfg, self.ctx.split, name, params, seed=seed,
                                   threads=self.threads,
-                                  noise_key=self.ctx.noise_key(TRIAL_PATH, trial.number))
+                                  noise_key=self.ctx.noise_key(SeedPath.TRIAL, trial.number))
         for key, value in ev.constraints.items():
             trial.set_constraint(key, value)
         metrics = ev.metrics()

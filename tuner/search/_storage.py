@@ -23,7 +23,7 @@ from optuna.study import StudyDirection
 
 from tuner._common import attrs
 from tuner._common.faults import keep_reserve
-from tuner._common.seeding import derive
+from tuner._common.seeding import SeedPath, derive
 from tuner.config import Config, ConfigError
 from tuner.errors import InputError
 from tuner.search import _secret as secret
@@ -101,7 +101,7 @@ def sampler(cfg: Config, slot: int) -> optuna.samplers.BaseSampler:
     """
     # Optuna 5's TPE reads the constraints each trial sets (constraints_func is deprecated)
     return optuna.samplers.TPESampler(
-        seed=derive(cfg.study.seed, 1, slot),
+        seed=derive(cfg.study.seed, SeedPath.SAMPLER, slot),
         n_startup_trials=min(10, cfg.study.n_trials), multivariate=True, group=True,
     )
 
