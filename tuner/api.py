@@ -233,7 +233,8 @@ def start(cfg: Config, *, progress: bool = False) -> tuple[TunedStudy, Any]:
         run_study(ctx, progress=progress)
         return load(cfg.study.output), ctx
     budget = JobBudget(ctx, cfg.study.budget_minutes * 60.0)
-    check_fits(ctx)  # a budget too small for one audit: refused before any trial
+    # a budget too small for one audit: refused before any trial
+    budget.pilot_floor = check_fits(ctx, limit=budget.per_audit())
     # no trial starts after the budget's end (the helper workers keep to that alone)
     ends = min(budget.left(), cfg.study.timeout or math.inf)
     searching = dataclasses.replace(ctx, cfg=dataclasses.replace(

@@ -12,8 +12,10 @@ keeps its best one. At release each audit runs under that same limit or the time
 whichever is less: a third candidate (two refused) may take the job past its budget by at most
 that limit.
 Before the first trial one fit of every searched family at its quickest settings is timed: when
-even the cheapest audit of those would not fit in the budget, the job is refused at once
-(exit 2), naming ``budget_minutes`` and the time. Only the invocation's own process keeps the
+even the cheapest audit of those would not fit in what each audit may take, the job is refused at
+once (exit 2), naming ``budget_minutes`` and the time; those timed fits are also the floor of the
+reserve's estimates, and each candidate's re-creation and full scoring at release (about what
+its trial took) is kept back beside its audit. Only the invocation's own process keeps the
 reserve; its ``workers - 1`` helper processes stop starting trials at the budget's end
 (``[study] timeout``).
 """
@@ -57,40 +59,51 @@ def _designs(ctx: Context) -> tuple[str, ...]:
     return ("per_target", "shared") if a.design == "auto" else (a.design,)
 
 
-def check_fits(ctx: Context) -> None:
-    """Refuse a budget that cannot hold one audit (see the module docstring); says what the
-    probe found either way."""
+def check_fits(ctx: Context, *, limit: float) -> dict[str, float]:
+    """Refuse a budget that cannot hold one audit within ``limit`` seconds, what each audit is
+    held to (:meth:`JobBudget.per_audit`); says what the probe found either way. Returns each
+    family's timed shadow fit at its quickest settings: no fit of that family at the shadow
+    tables' size is quicker, so the reserve's estimates never fall below it (a fit's fixed
+    costs do not shrink with the table, as the trials' scaled fit times would have them)."""
     budget = ctx.cfg.study.budget_minutes
     if budget is None or not ctx.cfg.audit.enabled or ctx.cfg.study.synthesize:
-        return
+        return {}
     start = time.perf_counter()
     cheapest = math.inf
     which = ""
+    floor: dict[str, float] = {}
     for name in ctx.cfg.study.synthesizers:
         chosen = plan(ctx, _family(ctx, name, quickest(ctx, name)), _size(ctx),
                       ctx.derive(SeedPath.AUDIT, 0))
+        floor[name] = chosen.pilot_seconds
         seconds = min(chosen.estimates[d] for d in _designs(ctx))
         if seconds < cheapest:
             cheapest, which = seconds, f"{name} (one fit {chosen.pilot_seconds:.2f} s)"
     print(f"budget: {budget:g} min for trials and audit; the cheapest audit would take about "
           f"{_minutes(cheapest)}, by {which} at its quickest settings (probed in "
-          f"{time.perf_counter() - start:.0f} s)", flush=True)
-    if cheapest > budget * 60.0:
+          f"{time.perf_counter() - start:.0f} s); each audit may take {_minutes(limit)}",
+          flush=True)
+    if cheapest > limit:
         raise ConfigError(
             f"study.budget_minutes = {budget:g} cannot hold one release audit: the cheapest "
             f"would take about {_minutes(cheapest)} ({which}, {ctx.cfg.audit.shadows} shadow "
-            f"fits of {_size(ctx):,} records at its quickest settings); raise budget_minutes, "
-            "or use fewer audit.shadows, a smaller audit.shadow_size or more cores "
-            "(audit.jobs)")
+            f"fits of {_size(ctx):,} records at its quickest settings), and each audit may "
+            f"take {_minutes(limit)} (a quarter of the budget, so that a refusal's audit fits "
+            f"too; at most audit.max_minutes = {ctx.cfg.audit.max_minutes:g}); raise "
+            "budget_minutes, or use fewer audit.shadows, a smaller audit.shadow_size or more "
+            "cores (audit.jobs)")
+    return floor
 
 
-def audit_seconds(ctx: Context, trial: FrozenTrial, *, limit: float) -> float:
+def audit_seconds(ctx: Context, trial: FrozenTrial, *, limit: float,
+                  floor: float = 0.0) -> float:
     """The audit of ``trial`` estimated from its own fit on the training records, scaled to a
-    shadow table, in the design the audit would choose within ``limit`` seconds (with
+    shadow table but never below ``floor`` (its family's quickest shadow fit, timed by
+    :func:`check_fits`), in the design the audit would choose within ``limit`` seconds (with
     ``audit.design = "auto"``: per target where that fits, else shared); infinite where none
     fits (the release passes it over)."""
     fit = float(trial.user_attrs.get(attrs.METRICS, {}).get("fit_seconds", 0.0))
-    pilot = fit * _size(ctx) / max(1, len(ctx.split.train))
+    pilot = max(floor, fit * _size(ctx) / max(1, len(ctx.split.train)))
     estimates = estimate(ctx, pilot)
     fitting = [estimates[d] for d in _designs(ctx) if estimates[d] <= limit]
     return fitting[0] if fitting else math.inf
@@ -106,14 +119,17 @@ class JobBudget:
     search_until: float = math.inf  # monotonic time after which no trial starts or goes on
     longest_trial: float = 0.0
     said: bool = False
+    # each family's quickest shadow fit (check_fits): what no audit's fits fall below
+    pilot_floor: dict[str, float] = dataclasses.field(default_factory=dict)
 
     def left(self) -> float:
         return self.seconds - (time.monotonic() - self.started)
 
     def reserve(self, study: optuna.Study) -> float:
-        """Seconds kept back for the audits of the best two feasible candidates whose audit
-        fits in :meth:`per_audit` (those the release would audit: the best, and the next
-        one a refusal of the best would audit); none without an audit."""
+        """Seconds kept back for the best two feasible candidates whose audit fits in
+        :meth:`per_audit` (those the release would audit: the best, and the next one a refusal
+        of the best would audit): each one's audit, and its re-creation and full scoring on the
+        sealed audit set, about what its trial took; none without an audit."""
         if not self.ctx.cfg.audit.enabled or self.ctx.cfg.study.synthesize:
             return 0.0
         # not a trial refused at release in an earlier invocation: it will not be audited again
@@ -121,7 +137,9 @@ class JobBudget:
         best = best_feasible(study)  # Pareto mode: the front point the release would take
         ranked = ([best] if best else []) + [t for t in feasible if best is None
                                              or t.number != best.number]
-        costs = (audit_seconds(self.ctx, t, limit=self.per_audit()) for t in ranked)
+        costs = (audit_seconds(self.ctx, t, limit=self.per_audit(),
+                               floor=self.pilot_floor.get(str(t.params.get("synthesizer")), 0.0))
+                 + _took(t) for t in ranked)
         return sum([c for c in costs if math.isfinite(c)][:2])
 
     def per_audit(self) -> float:
@@ -132,9 +150,7 @@ class JobBudget:
 
     def __call__(self, study: optuna.Study, trial: FrozenTrial) -> None:
         """Optuna callback after each trial: stop the search when the audit needs the rest."""
-        if trial.datetime_start and trial.datetime_complete:
-            took = (trial.datetime_complete - trial.datetime_start).total_seconds()
-            self.longest_trial = max(self.longest_trial, took)
+        self.longest_trial = max(self.longest_trial, _took(trial))
         keep = self.reserve(study)
         self.search_until = self.started + self.seconds - keep - self.longest_trial
         if time.monotonic() >= self.search_until:
@@ -148,3 +164,10 @@ class JobBudget:
     def audit_minutes(self) -> float:
         """What each audit may take at release: :meth:`per_audit`, or the time left."""
         return max(0.0, min(self.per_audit(), self.left()) / 60.0)
+
+
+def _took(trial: FrozenTrial) -> float:
+    """Seconds a finished trial took (0 where Optuna has not both times)."""
+    if trial.datetime_start and trial.datetime_complete:
+        return (trial.datetime_complete - trial.datetime_start).total_seconds()
+    return 0.0
