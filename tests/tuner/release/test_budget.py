@@ -105,9 +105,11 @@ def test_a_budgeted_job_stops_searching_in_time_for_its_audit(tmp_path):
     assert done.returncode in (0, 3), done.stderr[-2000:]  # released, or every candidate refused
     said = done.stdout + done.stderr
     assert "kept for the release audit of the best candidates: no more trials" in said
-    # the best candidate's audit ran in the time kept for it (it may refuse, and the next
-    # candidate's too; then the release says the job's time ran out)
-    assert "audit: trial" in said and "passed over" not in said, said[-3000:]
+    # an audit ran in the time kept for it (it may refuse, and the next candidate's too; then
+    # the release says the job's time ran out). On a loaded machine the release's own pilot fit
+    # may find the best candidate's audit over its limit and pass it over for the next one
+    # (seen in the suite beside other tests): the time kept holds two audits for that
+    assert "audit: trial" in said, said[-3000:]
     assert done.returncode == 0 or "ran out after" in said or "No releasable trial" in said
     with sqlite3.connect(tmp_path / "out" / "study.db") as con:
         trials = con.execute("select count(*) from trials").fetchone()[0]
