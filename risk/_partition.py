@@ -97,8 +97,10 @@ def binding_warning(
     if k >= min_members:
         return ""
     held = "no member at all" if k == 0 else f"only {k} member{'s' if k > 1 else ''}"
-    source = (f"t = len(train) / N = {t:.3g} with N = {population_size:,}"
-              if population_size is not None else f"t = {t:.3g}")
+    # named as the argument (and the tuner's data.population_size): an N far above the true
+    # population is the commonest reason t is too small
+    source = (f"t = len(train) / population_size = {t:.3g} with population_size = "
+              f"{population_size:,}" if population_size is not None else f"t = {t:.3g}")
     n_train, n_holdout = sizes
     needed = math.ceil((min_members - 0.5) / t)  # smallest a with round(a t) >= min_members
     if n_train < min_members:

@@ -28,6 +28,7 @@ import pandas as pd
 
 from tuner import config as config_module
 from tuner._common import attrs
+from tuner._common.quiet import optuna_quiet
 from tuner.config import Config, ConfigError
 from tuner.errors import InputError
 from tuner.release import (
@@ -72,6 +73,7 @@ class TunedStudy:
     study_overrides: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
+    @optuna_quiet()
     def optuna_study(self) -> optuna.Study:
         return optuna.load_study(study_name=self.name, storage=open_storage(self.storage_url))
 
@@ -125,6 +127,7 @@ class TunedStudy:
             raise ConfigError(f"{self.output / RUN_FILE} names no config")
         return load_config(source, output=self.output, **self.study_overrides)
 
+    @optuna_quiet()
     def release(self, folder: Path | None = None) -> Path:
         """Re-create the best feasible trial's data (reads the data) and export it."""
         ctx = prepare(self.config())
@@ -176,6 +179,7 @@ def _save_run_file(cfg: Config, storage_url: str, mlflow_uri: str) -> None:
     (cfg.study.output / RUN_FILE).write_text(json.dumps(info, indent=2))
 
 
+@optuna_quiet()
 def load(output: str | Path | None = None, *, storage: str | None = None,
          study: str | None = None, mlflow_uri: str | None = None) -> TunedStudy:
     """The study of ``output``: a folder written by :func:`tune` or ``risk-tuner run``, or a
@@ -247,6 +251,7 @@ def start(cfg: Config, *, progress: bool = False) -> tuple[TunedStudy, Any]:
         cfg, audit=left), deadline=budget.started + budget.seconds)
 
 
+@optuna_quiet()
 def tune(config: str | Path | Mapping[str, Any] | None, *, output: str | Path | None = None,
          trials: int | None = None, workers: int | None = None, mode: str | None = None,
          synthesizers: Sequence[str] | None = None, progress: bool = False) -> TunedStudy:

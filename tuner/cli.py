@@ -1,8 +1,6 @@
-"""``risk-tuner``: run a study, the embedded demo, a report of trials, or a release.
+"""The ``risk-tuner`` command: run a study, the embedded demo, a report of trials, or a release.
 
-Exit codes: 0 success; 1 unexpected error; 2 bad configuration or input; 3 no release candidate
-(no trial met every constraint: the message says which failed how often and what to try);
-130 interrupted (Ctrl-C, the shells' 128 + SIGINT).
+Its exit codes are :data:`EXIT_CODES` (printed by ``--help``, tabled in docs/usage.md).
 """
 
 from __future__ import annotations
@@ -14,6 +12,8 @@ from typing import NoReturn
 
 from tuner._common import attrs, stopping
 from tuner._common.quiet import quiet_libraries
+
+DESCRIPTION = "risk-tuner: run a study, the embedded demo, a report of trials, or a release."
 
 EXIT_OK, EXIT_ERROR, EXIT_CONFIG, EXIT_NO_RELEASE = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a command Ctrl-C stopped
@@ -34,6 +34,10 @@ def _print_table(tuned) -> None:  # noqa: ANN001
     cols += [c for c in frame.columns if c.startswith("c.")] + ["released"]
     with_pd = frame[cols].round(4)
     print(with_pd.to_string(index=False))
+    if any(c.startswith("c.") for c in cols):
+        print("c.NAME: constraint NAME's margin, its metric minus its [risk] limit (or the "
+              "limit minus it, for a floor); a trial is feasible when every one is <= 0. "
+              "The release's report gives each metric and limit.")
 
 
 def _print_membership_warning(study) -> None:  # noqa: ANN001
@@ -41,9 +45,9 @@ def _print_membership_warning(study) -> None:  # noqa: ANN001
     for t in study.get_trials(deepcopy=False):
         warning = t.user_attrs.get(attrs.M_WARNING)
         if warning:
-            print(f"\nWARNING: membership disclosure M cannot bind here. {warning}\n"
-                  "The release gate (exact and near copies, distance to closest record, "
-                  "replicated uniques, CAP) is what protects this release.")
+            from tuner.measures import cannot_bind
+
+            print(f"\nWARNING: {cannot_bind(warning)}")
             return
 
 
@@ -262,12 +266,12 @@ def _missing_extra() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _Parser(prog="risk-tuner", description=__doc__.split("\n\n")[0], epilog=EXIT_CODES,
+    parser = _Parser(prog="risk-tuner", description=DESCRIPTION, epilog=EXIT_CODES,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     p_run = sub.add_parser("run", help="run or resume the study of a TOML config")
-    p_run.add_argument("config")
+    p_run.add_argument("config", help="the study's TOML config (docs/config.md lists its keys)")
     p_demo = sub.add_parser("demo", help="run the embedded demo (5,000 people of UCI Adult)")
     for p in (p_run, p_demo):
         p.add_argument("--trials", type=_count, help="trial budget (overrides study.n_trials)")

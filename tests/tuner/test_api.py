@@ -51,6 +51,12 @@ def test_tune_then_load_from_the_folder_alone(csv_study, tmp_path, capsys):
     assert main(["report", str(tmp_path / "out"), "--write"]) == 0
     out = capsys.readouterr().out
     assert "<== released" in out and (release / "report.md").exists()
+    # the table's c.* columns are said (issue 47 item 7), and the report made again from the
+    # manifest alone gives each constraint's metric against its stored limit
+    assert "c.NAME: constraint NAME's margin" in out
+    rebuilt = (release / "report.md").read_text()
+    for name, c in manifest["constraints"].items():
+        assert f"| {name} " in rebuilt and f"{c['limit']:.6g}" in rebuilt, name
     # re-creating the data needs them: a clear error, not a traceback
     assert main(["release", str(tmp_path / "out")]) == 2
     assert "fair.csv" in capsys.readouterr().err

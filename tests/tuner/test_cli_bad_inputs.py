@@ -148,6 +148,8 @@ CONFIG_CASES = [
     ("population-string", {"data.population_size": "big"}, ["data.population_size", "big"]),
     ("population-float", {"data.population_size": 1.5}, ["data.population_size", "1.5"]),
     ("population-bool", {"data.population_size": True}, ["data.population_size", "True"]),
+    ("population-beyond-earth", {"data.population_size": 10**11},
+     ["data.population_size", "100,000,000,000", "more people than live on Earth"]),
     ("population-below-rows", {"data.population_size": 150},
      ["data.population_size", "150", str(N_ROWS)]),
     ("train-fraction-zero", {"data.train_fraction": 0}, ["data.train_fraction", "0"]),
@@ -561,3 +563,23 @@ def test_the_command_in_a_process(tmp_path, csv_text, changes, extra, culprits):
         assert culprit.lower() in said[0].lower(), (culprit, said[0])
     assert time.monotonic() - started < 60
     assert not (tmp_path / "out" / "mlflow.db").exists()
+
+
+def test_every_argument_of_every_command_says_what_it_is(capsys):
+    # issue 47 item 7: `run`'s config had no help, and the top --help showed ``markup``
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    top = capsys.readouterr().out
+    assert "``" not in top and top.count("risk-tuner: run a study") == 1
+    commands = ("run", "demo", "report", "release", "dashboard")
+    for command in commands:
+        with pytest.raises(SystemExit):
+            cli.main([command, "--help"])
+        text = capsys.readouterr().out
+        assert "``" not in text, command
+        # argparse lists an argument without help as its bare name on a line of its own
+        listed = text.split("positional arguments:", 1)[-1].splitlines()
+        bare = [line.strip() for line in listed
+                if line.startswith("  ") and not line.startswith("   ")
+                and len(line.split()) == 1 and not line.strip().startswith("-")]
+        assert not bare, (command, bare)

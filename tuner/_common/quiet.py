@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
 import threading
 import warnings
+from collections.abc import Iterator
 
 NOISY_LOGGERS = ("sdv", "sdmetrics", "rdt", "copulas", "ctgan", "mlflow", "alembic", "optuna",
                  "SingleTableSynthesizer", "MultiTableSynthesizer", "matplotlib")
@@ -64,3 +66,21 @@ def quiet_libraries() -> None:
     if not any(isinstance(f, TrialFailureLines) for f in trials_logger.filters):
         trials_logger.addFilter(TrialFailureLines())
     threading.excepthook = _thread_hook
+
+
+@contextlib.contextmanager
+def optuna_quiet() -> Iterator[None]:
+    """Within the tuner's Python API: none of Optuna's INFO lines (``[I ...] Trial 0 finished``,
+    ``A new study created``) nor its ExperimentalWarning for the features the tuner itself
+    chose (``heartbeat_interval``, ``group``), which tell a library user nothing they can act
+    on; the caller's own verbosity and warning filters are back on return. Also a decorator."""
+    import optuna
+
+    before = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(max(before, optuna.logging.WARNING))
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+            yield
+    finally:
+        optuna.logging.set_verbosity(before)

@@ -28,6 +28,9 @@ DP_DOMAINS = ("codebook", "data")  # where a DP family's domain may come from ([
 PICK_RULES = ("utility", "loss", "risk")  # which front point a Pareto study releases
 PRUNERS = ("hyperband", "halving", "none")  # what stops a neural trial at a checkpoint
 
+# more than any population of people (UN World Population Prospects 2024: 8.16e9)
+WORLD_POPULATION = 8_200_000_000
+
 
 
 class RiskConfig(Mapping[str, Any]):
@@ -100,6 +103,11 @@ def _problems(cfg: Config) -> list[str]:
     errors = []
     if d.population_size < 2:
         errors.append(f"data.population_size must be >= 2, got {d.population_size}")
+    elif d.population_size > WORLD_POPULATION:
+        errors.append(
+            f"data.population_size = {d.population_size:,} is more people than live on Earth "
+            f"(about {WORLD_POPULATION:,}, UN World Population Prospects 2024); give the size N "
+            "of the population the data were drawn from")
     if not 0.0 < d.train_fraction < 1.0:
         errors.append(f"data.train_fraction must be in (0, 1), got {d.train_fraction}")
     elif not 0.0 <= d.audit_fraction < 1.0 - d.train_fraction:

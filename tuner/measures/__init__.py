@@ -23,11 +23,13 @@ from tuner.measures._base import fmt as format_number
 from tuner.measures._gate import remove_replicated_uniques, removed_by_gate
 from tuner.measures._identification import PartialInputs, identification_options
 from tuner.measures._identification import data_problems as identification_data_problems
+from tuner.measures._membership import cannot_bind
 from tuner.measures._registry import (
     MEASURES,
     bound_of,
     check,
     column_options,
+    constraint_record,
     constraint_result,
     enabled,
     margin_then,
@@ -36,6 +38,7 @@ from tuner.measures._registry import (
 )
 
 __all__ = ["MEASURES", "Bound", "Inputs", "MeasureSpec", "Option", "Outcome", "PartialInputs",
-           "ReportRow", "bound_of", "check", "column_options", "constraint_result", "enabled",
-           "format_number", "identification_data_problems", "identification_options", "margin_then",
-           "options", "remove_replicated_uniques", "removed_by_gate", "sampled_constraint"]
+           "ReportRow", "bound_of", "cannot_bind", "check", "column_options", "constraint_record",
+           "constraint_result", "enabled", "format_number", "identification_data_problems",
+           "identification_options", "margin_then", "options", "remove_replicated_uniques",
+           "removed_by_gate", "sampled_constraint"]

@@ -49,10 +49,15 @@ class Bound:
     # always
     when: Callable[[Mapping[str, Any]], bool] | None = None
 
+    def limit_of(self, options: Mapping[str, Any]) -> float:
+        """The limit in force under ``options`` (the named option's value, or the number)."""
+        return float(options[self.limit] if isinstance(self.limit, str) else self.limit)
+
     def value(self, metric: float, options: Mapping[str, Any]) -> float:
+        """The constraint's margin, feasible when <= 0 (infinite for a missing metric)."""
         if metric is None or not math.isfinite(metric):
             return math.inf
-        limit = float(options[self.limit] if isinstance(self.limit, str) else self.limit)
+        limit = self.limit_of(options)
         return metric - limit if self.sense == "max" else limit - metric
 
 

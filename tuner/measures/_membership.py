@@ -107,7 +107,16 @@ def _report(label: str, r: Any, o: Mapping[str, Any]) -> list[ReportRow]:
         f"{r.f1:.3f} against {r.f_naive:.3f} for calling everyone a member (t = "
         f"{r.sampling_fraction:.4f}, {r.expected_members:.1f} members expected per attack set "
         f"of {r.attack_size}); M < 0 means worse than that guess. {CI_MEANING}"
-        + (f" CANNOT BIND: {r.warning}" if not r.can_bind else ""))]
+        + (f" {cannot_bind(r.warning)}" if not r.can_bind else ""))]
+
+
+def cannot_bind(warning: str) -> str:
+    """The one sentence every output (terminal, summary, report, the measure's row) says when
+    M cannot bind: why (``warning``: the risk library's, which begins "M cannot bind: ", or the
+    copy ceiling's) and what decides instead."""
+    why = warning.removeprefix("M cannot bind: ").strip()
+    return (f"M cannot bind here: {why[:1].upper()}{why[1:]} The release gate's measures "
+            "(exact and near copies, distance to closest record, replicated uniques) decide.")
 
 
 DECISIONS = ("estimate", "upper")

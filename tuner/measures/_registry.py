@@ -83,6 +83,23 @@ def constraint_result(name: str, outcomes: Mapping[str, Outcome], *,
     return bound, value, bound.interval(result) if bound.interval else None
 
 
+def constraint_record(name: str, margin: float, metrics: Mapping[str, float],
+                      options: Mapping[str, Any]) -> dict[str, Any]:
+    """Constraint ``name`` as a release stores it: the metric it bounds, its measured value,
+    the limit in force and the option that set it, the sense, the margin (``metric - limit``
+    or ``limit - metric``) and whether it passed (margin <= 0). Every output reads these; none
+    rebuilds a limit from a margin. A name no measure declares keeps its margin only."""
+    found = bound_of(name)
+    record: dict[str, Any] = {"margin": float(margin), "passed": bool(margin <= 0)}
+    if found is None:
+        return record
+    _, bound, key = found
+    return {"metric": key, "value": float(metrics.get(key, math.nan)),
+            "limit": bound.limit_of(options),
+            "limit_key": bound.limit if isinstance(bound.limit, str) else None,
+            "sense": bound.sense} | record
+
+
 def sampled_constraint(name: str) -> bool:
     """Whether constraint ``name`` belongs to a measure a trial estimates on a sample and the
     release computes on every record (``MeasureSpec.sampled``)."""

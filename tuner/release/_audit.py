@@ -201,9 +201,9 @@ def _figures(res: risk.MembershipAuditResult) -> dict[str, Any]:
         "best_attack_auc": [float(x) for x in res.best_attack_auc],
         "attack_auc": {k: [float(x) for x in v] for k, v in res.attack_auc.items()},
         "selected_attack": list(res.selected_attack), "vulnerability": list(res.vulnerability),
-        "max_auc": res.max_auc, "median_auc": float(np.nanmedian(res.target_auc)),
-        "best_attack_auc_max": float(np.nanmax(res.best_attack_auc)),
-        "best_attack_auc_median": float(np.nanmedian(res.best_attack_auc)),
+        "max_auc": res.max_auc, "median_auc": _over_known(np.median, res.target_auc),
+        "best_attack_auc_max": _over_known(np.max, res.best_attack_auc),
+        "best_attack_auc_median": _over_known(np.median, res.best_attack_auc),
         "tpr_at_1pct": res.tpr_at_1pct, "tpr_at_1pct_interval": [ci.low, ci.high],
         "fpr_at_1pct": res.fpr_at_1pct,
         "fpr_at_1pct_interval": [res.fpr_at_1pct_interval.low, res.fpr_at_1pct_interval.high],
@@ -335,3 +335,11 @@ def metrics(audit: dict[str, Any]) -> dict[str, float]:
         if math.isfinite(row["audit_margin"]):
             out[f"audit_set.{row['constraint']}"] = row["audit_margin"]
     return out
+
+
+def _over_known(statistic: Any, values: Any) -> float:
+    """``statistic`` of the finite ``values`` (an AUC is NaN for a target without test runs
+    on one side, in a small audit); NaN, without NumPy's warning, when none is finite."""
+    known = np.asarray(values, dtype=float)
+    known = known[np.isfinite(known)]
+    return float(statistic(known)) if known.size else math.nan

@@ -29,6 +29,7 @@ from typing import Any, NotRequired, TypedDict, cast
 
 import optuna
 
+from tuner import measures
 from tuner._common import attrs
 from tuner.errors import InputError
 from tuner.release import _domain as domain
@@ -98,9 +99,17 @@ class Gate(TypedDict):
 
 
 class Constraint(TypedDict):
-    """One constraint of the study: ``value`` is its margin, passed when <= 0."""
+    """One constraint of the study, as :func:`tuner.measures.constraint_record` makes it: the
+    ``metric`` it bounds, its measured ``value``, the ``limit`` in force (set by the ``[risk]``
+    option ``limit_key``, None for a fixed limit), the ``sense`` (``"max"``: value <= limit),
+    the ``margin`` (passed when <= 0) and ``passed``."""
 
-    value: float
+    metric: NotRequired[str]
+    value: NotRequired[float]
+    limit: NotRequired[float]
+    limit_key: NotRequired[str | None]
+    sense: NotRequired[str]
+    margin: float
     passed: bool
 
 
@@ -302,7 +311,9 @@ def manifest(ev: Evaluation, ctx: Context, best: optuna.trial.FrozenTrial,
         },
         "metrics": ev.metrics(),
         "membership": ev.membership.to_dict(),
-        "constraints": {k: {"value": v, "passed": v <= 0} for k, v in ev.constraints.items()},
+        "constraints": {k: cast(Constraint, measures.constraint_record(k, v, ev.metrics(),
+                                                                       cfg.risk))
+                        for k, v in ev.constraints.items()},
         "versions": versions(),
         "synthetic_file": "synthetic.csv",
         "report": report_data,

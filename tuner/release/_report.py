@@ -14,6 +14,7 @@ import base64
 import html
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ import pandas as pd
 from tuner import measures
 from tuner.release import _domain as domain
 from tuner.release import _report_audit as report_audit
-from tuner.release._manifest import Manifest, Selection
+from tuner.release._manifest import Constraint, Manifest, Selection
 from tuner.release._summary import summary
 from tuner.scoring import Evaluation
 
@@ -158,18 +159,13 @@ def _blocks(m: Manifest) -> list[tuple[str, Any]]:
         *_protection(m.get("protection")),
         *domain.blocks(m.get("domain")),
         ("h2", "Decision: every constraint"),
-        ("table", pd.DataFrame([{"constraint (passes when <= 0)": k,
-                                 "value": f"{v['value']:+.4f}",
-                                 "passed": "yes" if v["passed"] else "NO"}
-                                for k, v in m["constraints"].items()])),
+        ("table", _decision(m["constraints"])),
         *report_audit.blocks(m),
         ("h2", "Risk measures"),
         ("table", pd.DataFrame(r["rows"])),
     ]
     if not mem.get("can_bind", True):
-        out.append(("p", f"**M cannot bind here.** {mem['warning']} The gate's measures "
-                         "(exact and near copies, distance to closest record, replicated "
-                         "uniques) decide."))
+        out.append(("p", f"**{measures.cannot_bind(mem['warning'])}**"))
     out.append(("p", f"Members expected per attack set of M: {mem['expected_members']:.1f} "
                      f"(t = {mem['sampling_fraction']:.4f}). {m['gate']['removed_records']} "
                      "synthetic records equal to a record unique in the training data were "
@@ -258,3 +254,15 @@ def write(folder: Path, m: Manifest) -> list[Path]:
     md.write_text(markdown(m))
     page_path.write_text(page(m, folder))
     return [md, page_path]
+
+
+def _decision(constraints: Mapping[str, Constraint]) -> pd.DataFrame:
+    """Every constraint as the manifest stores it: the metric's value against its limit, and
+    the margin the study minimised the violation of (passes when <= 0)."""
+    return pd.DataFrame([{
+        "constraint": name, "metric": c.get("metric", ""),
+        "value": measures.format_number(c["value"]) if "value" in c else "",
+        "limit": (("<= " if c.get("sense") == "max" else ">= ") + f"{c['limit']:.6g}"
+                  + (f" ({c['limit_key']})" if c.get("limit_key") else "")) if "limit" in c
+        else "", "margin (<= 0 passes)": f"{c['margin']:+.4f}",
+        "passed": "yes" if c["passed"] else "NO"} for name, c in constraints.items()])

@@ -117,32 +117,25 @@ def _ceiling_lines(m: Manifest) -> list[str]:
     else:
         lines = ["Copy ceiling: not in this manifest (written before it was computed)"]
     if not binds:
-        lines.append(f"  M CANNOT BIND here: {mem.get('warning', '')} The gate's measures "
-                     "(exact and near copies, distance to closest record, replicated uniques) "
-                     "decide.")
+        lines.append(f"  {measures.cannot_bind(mem.get('warning', ''))}")
     if m.get("partial"):
         lines.append("  Partial synthesis: every row carries its own record's kept values, so "
                      "M does not say whether membership is hidden; identification risk does.")
     return lines
 
 
-def _constraint_line(name: str, outcome: Constraint, m: Manifest,
-                     width: int) -> str:
-    """``name  metric = value <= limit (key): passed`` for one constraint of the manifest."""
-    value = _num(outcome.get("value"))
+def _constraint_line(name: str, outcome: Constraint, width: int) -> str:
+    """``name  metric = value <= limit (key): passed`` for one constraint of the manifest, as
+    stored (:func:`tuner.measures.constraint_record`)."""
     verdict = "passed" if outcome.get("passed") else "FAILED"
-    found = measures.bound_of(name)
-    if found is None:  # a constraint the registry no longer declares: its margin only
-        return f"  {name:<{width}} margin {fmt(value)}, must be <= 0: {verdict}"
-    _, bound, key = found
-    metric = _num(m.get("metrics", {}).get(key))
-    option = bound.limit if isinstance(bound.limit, str) else None
-    limit = _num(m.get("config", {}).get(option)) if option else _num(bound.limit)
-    if not math.isfinite(limit):  # an older manifest without the options: from the margin
-        limit = metric - value if bound.sense == "max" else metric + value
-    sign = "<=" if bound.sense == "max" else ">="
-    return (f"  {name:<{width}} {key} = {fmt(metric)}, must be {sign} {limit:.6g}"
-            + (f" ({option})" if option else "") + f": {verdict}")
+    if "metric" not in outcome:  # a constraint no measure declares: its margin only
+        return (f"  {name:<{width}} margin {fmt(_num(outcome.get('margin')))}, must be <= 0: "
+                f"{verdict}")
+    sign = "<=" if outcome.get("sense") == "max" else ">="
+    option = outcome.get("limit_key")
+    return (f"  {name:<{width}} {outcome['metric']} = {fmt(_num(outcome.get('value')))}, must "
+            f"be {sign} {_num(outcome.get('limit')):.6g}" + (f" ({option})" if option else "")
+            + f": {verdict}")
 
 
 def _constraint_lines(m: Manifest) -> list[str]:
@@ -154,7 +147,7 @@ def _constraint_lines(m: Manifest) -> list[str]:
             "limit:" if not failed else
             f"Constraints: {len(failed)} of {len(constraints)} FAILED ({', '.join(failed)}):")
     width = max(map(len, constraints))
-    return [head, *(_constraint_line(k, v, m, width) for k, v in constraints.items())]
+    return [head, *(_constraint_line(k, v, width) for k, v in constraints.items())]
 
 
 def summary(manifest: Manifest) -> list[str]:

@@ -64,9 +64,9 @@ def test_a_release_writes_the_keys_the_manifest_type_declares(tmp_path, partial)
 
 def test_the_checker_names_a_key_out_of_place():
     written = {"study": "s", "trial": 1, "synthesizer": "cart", "constraints": {
-        "m": {"value": -0.1, "passed": True, "margin": 0.0}}, "gate": {"released_records": 3}}
+        "m": {"margin": -0.1, "passed": True, "margni": 0.0}}, "gate": {"released_records": 3}}
     said = " ".join(_shape_problems(written))
-    assert "manifest.constraints.m: ['margin'] not declared" in said
+    assert "manifest.constraints.m: ['margni'] not declared" in said
     assert "manifest.gate: no ['note', 'removed_records', 'replicated_uniques']" in said
     assert "manifest: no [" in said and "'created_utc'" in said
 

@@ -8,6 +8,7 @@ import html
 
 import pytest
 
+from tuner import measures
 from tuner.release import _report as report
 from tuner.release._summary import TITLE, WIDTH, summary
 
@@ -27,11 +28,10 @@ def _manifest(**changes) -> dict:
                        "m_ci_level": 0.95, "repeats": 100.0, "can_bind": 1.0,
                        "warning": "", "m_threshold": 0.2, "hamming_threshold": 0.0},
         "report": {"trials_run": 12, "trials_feasible": 8, "trials_refused": 1},
-        "constraints": {"m": {"value": -0.25208, "passed": True},
-                        "copies": {"value": -0.0492, "passed": True},
-                        "dcr": {"value": -0.018, "passed": True},
-                        "cap.income": {"value": -0.037, "passed": True}},
     }
+    m["constraints"] = {name: measures.constraint_record(name, margin, m["metrics"], m["config"])
+                        for name, margin in (("m", -0.25208), ("copies", -0.0492),
+                                             ("dcr", -0.018), ("cap.income", -0.037))}
     for key, value in changes.items():
         m[key] = value
     return m
@@ -73,8 +73,9 @@ def test_summary_says_m_the_ceiling_and_every_constraint_with_its_limit():
 def test_the_upper_decision_is_said_with_its_constraint():
     m = _manifest()
     m["config"]["m_decision"] = "upper"
-    m["constraints"]["m_upper"] = {"value": -0.2215, "passed": True}
     m["metrics"]["m_ci_high"] = -0.0215
+    m["constraints"]["m_upper"] = measures.constraint_record("m_upper", -0.2215, m["metrics"],
+                                                             m["config"])
     said = _said(summary(m))
     assert '(m_decision = "upper": its upper end must be <= 0.2 too)' in said
     assert "m_ci_high = -0.0215, must be <= 0.2 (m_threshold): passed" in said
@@ -95,10 +96,11 @@ def test_a_failed_constraint_and_a_blind_m_are_said_plainly():
     m = _manifest()
     m["metrics"] |= {"m_copy_ceiling": 0.1726, "dcr_excess": 0.13}
     m["membership"] |= {"can_bind": 0.0, "warning": warning}
-    m["constraints"]["dcr"] = {"value": 0.03, "passed": False}
+    m["constraints"]["dcr"] = measures.constraint_record("dcr", 0.03, m["metrics"], m["config"])
     said = _said(summary(m))
     assert "would score M = 0.1726 <= 0.2" in said and "M binds" not in said
-    assert f"M CANNOT BIND here: {warning} The gate's measures" in said
+    assert "M cannot bind here: A verbatim copy of the training data scores M = 0.173" in said
+    assert "The release gate's measures (exact and near copies" in said
     assert "Constraints: 1 of 4 FAILED (dcr)" in said
     assert "dcr_excess = 0.1300, must be <= 0.1 (dcr_limit): FAILED" in said
 
@@ -108,7 +110,9 @@ def test_too_few_members_keep_m_from_binding_whatever_the_ceiling():
     m["membership"] |= {"can_bind": 0.0, "warning": "M cannot bind: 4 members per attack set."}
     said = _said(summary(m))
     assert "would score M = 0.7745 > 0.2" in said and "so M binds" not in said
-    assert "M CANNOT BIND here: M cannot bind: 4 members per attack set." in said
+    # said once, not "M CANNOT BIND here: M cannot bind: ..." (issue 47 item 7)
+    assert "M cannot bind here: 4 members per attack set." in said
+    assert said.lower().count("cannot bind") == 1
 
 
 def test_partial_synthesis_says_what_m_does_not_measure():
@@ -129,18 +133,32 @@ def test_the_audit_verdict_is_one_line_when_the_manifest_has_one(audit, line):
     assert lines[-1] == line
 
 
-def test_an_older_manifest_says_what_it_lacks_and_never_guesses():
+def test_a_manifest_says_what_it_lacks_and_never_guesses():
     m = _manifest()
     del m["config"]
     del m["metrics"]["m_copy_ceiling"]
     del m["report"]
     said = _said(summary(m))
     assert "Copy ceiling: not in this manifest" in said and "Study:" not in said
-    # the limit is recovered from the metric and the constraint's margin
+    # the limit is the one stored with the constraint, not the config's (issue 47 item 2)
     assert "copies_difference = 0.0008, must be <= 0.05 (copy_limit): passed" in said
-    m["constraints"]["retired_measure"] = {"value": -0.5, "passed": True}
+    m["constraints"]["copies"]["limit"] = 0.04
+    assert "copies_difference = 0.0008, must be <= 0.04 (copy_limit)" in _said(summary(m))
+    m["constraints"]["retired_measure"] = {"margin": -0.5, "passed": True}
     assert "retired_measure margin -0.5000, must be <= 0: passed" in " ".join(
         " ".join(summary(m)).split())
+
+
+def test_a_constraint_is_stored_with_its_metric_value_and_limit():
+    # the figures a review board reads, not only the margin the study minimised (issue 47)
+    metrics = {"dcr_excess": 0.082, "m": -0.05, "emr": 0.01}
+    config = {"dcr_limit": 0.1, "m_threshold": 0.2}
+    assert measures.constraint_record("dcr", -0.018, metrics, config) == {
+        "metric": "dcr_excess", "value": 0.082, "limit": 0.1, "limit_key": "dcr_limit",
+        "sense": "max", "margin": -0.018, "passed": True}
+    assert measures.constraint_record("m", 0.01, metrics, config)["passed"] is False
+    assert measures.constraint_record("retired", -1.0, metrics, config) == {
+        "margin": -1.0, "passed": True}
 
 
 def test_a_file_that_is_not_a_manifest_is_a_clear_error():
