@@ -5,7 +5,7 @@ Standalone: imports numpy, pandas, scipy and scikit-learn only, never SDV, Optun
 
 Every formula is defined in the project's design page, ``docs/design.md``; docstrings cite its
 sections as "design §N". One vocabulary: ``train`` is the real frame a generator was fitted on,
-``keys`` what an intruder knows of a person (old names warn: :mod:`risk._renamed`).
+``keys`` what an intruder knows of a person.
 
 * :func:`membership_disclosure` - the partition method and its relative F1 "M"
   (El Emam, Mosquera & Fang, JAMIA Open 2022).

@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from risk._disclosure_coding import _Variable
-from risk._renamed import renamed_field
 from risk._result import Result
 
 TABLES = ("original", "synthetic", "Dorig", "Dsyn", "iS", "DiS", "DiSCO", "DiSDiO")
@@ -147,7 +146,6 @@ class DisclosureResult(_SynthpopMeasures):
     thresh_2way: tuple[float, float]
     per_set: tuple[DisclosureSetResult, ...]
 
-    n_original = renamed_field("n_original", "n_train")
 
 
 @dataclasses.dataclass(frozen=True)

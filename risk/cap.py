@@ -36,7 +36,6 @@ import pandas as pd
 
 from risk._encode import DEFAULT_NUMERIC_BINS, combine_many, encode, lookup_counts
 from risk._neighbors import nearest_target_counts
-from risk._renamed import renamed_arguments, renamed_field
 from risk._result import Interval, Result, safe_ratio, welch_interval
 from risk._validation import (
     RiskInputError,
@@ -137,8 +136,6 @@ class CAPResult(Result):
     binned_columns: tuple[str, ...]
     per_set: tuple[CAPSetResult, ...]
     difference_v1_interval: Interval | None = None
-    n_original = renamed_field("n_original", "n_train")
-    cap_original = renamed_field("cap_original", "cap_train")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -256,7 +253,6 @@ def _check_unmatched(value: object) -> float:
     return v
 
 
-@renamed_arguments(original="train")
 def cap_per_record(
     train: pd.DataFrame,
     synthetic: pd.DataFrame,
@@ -285,7 +281,6 @@ def cap_per_record(
     return pd.Series(caps, index=train.index, name=f"cap_{target}")
 
 
-@renamed_arguments(original="train")
 def cap(
     train: pd.DataFrame,
     synthetic: pd.DataFrame | Sequence[pd.DataFrame],

@@ -95,7 +95,6 @@ from risk._disclosure_tables import (
     _Setup,
 )
 from risk._encode import combine_many
-from risk._renamed import renamed_arguments
 from risk._validation import (
     RiskInputError,
     as_synthetic_sets,
@@ -196,7 +195,6 @@ def _levels(value: Any) -> list[Any]:
 # ------------------------------------------------------------------------------ interface
 
 
-@renamed_arguments(original="train")
 def disclosure(
     train: pd.DataFrame,
     synthetic: pd.DataFrame | Sequence[pd.DataFrame],

@@ -28,7 +28,6 @@ import numpy as np
 import pandas as pd
 
 from risk._encode import combine_many, encode, lookup_counts
-from risk._renamed import renamed_arguments, renamed_field
 from risk._result import Result
 from risk._validation import (
     RiskInputError,
@@ -78,7 +77,6 @@ class IdentificationResult(Result):
     relative_radius: bool
     per_set: tuple[IdentificationSetResult, ...]
 
-    known = renamed_field("known", "keys")
 
 
 def _within(diff: np.ndarray, radii: np.ndarray) -> np.ndarray:
@@ -181,7 +179,6 @@ def _radius_map(
     return {c: float(r) for c, r in chosen.items()}
 
 
-@renamed_arguments(original="train", known="keys")
 def identification_risk(
     train: pd.DataFrame,
     synthetic: pd.DataFrame | Sequence[pd.DataFrame],

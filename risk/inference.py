@@ -42,7 +42,6 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from risk._knn import ExactKNN
-from risk._renamed import renamed_arguments, renamed_field
 from risk._result import Interval, Result, newcombe_interval
 from risk._validation import (
     RiskInputError,
@@ -91,9 +90,6 @@ class InferenceResult(Result):
     random_state: int
     difference_interval: Interval | None = None
 
-    n_original = renamed_field("n_original", "n_train")
-    risk_original_model = renamed_field("risk_original_model", "risk_train_model")
-    mse_original_model = renamed_field("mse_original_model", "mse_train_model")
 
 
 CODED_CATEGORY_LIMIT = 20
@@ -215,7 +211,6 @@ def _numeric_scores(y: np.ndarray, pred: np.ndarray, tol: float) -> tuple[float,
     return float(np.mean((pred.astype(float) - y) ** 2)), within
 
 
-@renamed_arguments(original="train")
 def attribute_inference(
     train: pd.DataFrame,
     synthetic: pd.DataFrame,

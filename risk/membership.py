@@ -48,7 +48,6 @@ from risk._partition import (
     resolve_sampling_fraction,
     split_farther,
 )
-from risk._renamed import renamed_arguments, renamed_field
 from risk._result import Interval, Result, percentile_interval
 from risk._validation import (
     RiskInputError,
@@ -146,7 +145,6 @@ class MembershipResult(Result):
     effective_holdout: float
     random_state: int
 
-    quasi_identifiers = renamed_field("quasi_identifiers", "keys")
 
     @property
     def acceptable(self) -> bool:
@@ -178,7 +176,6 @@ def _resolve_qis(
     return qis
 
 
-@renamed_arguments(quasi_identifiers="keys")
 def membership_distances(
     records: pd.DataFrame,
     synthetic: pd.DataFrame,
@@ -202,7 +199,6 @@ def membership_distances(
     return pd.Series(dist, index=records.index, name="hamming_distance")
 
 
-@renamed_arguments(quasi_identifiers="keys")
 def membership_disclosure(
     train: pd.DataFrame,
     holdout: pd.DataFrame,

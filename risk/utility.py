@@ -11,11 +11,9 @@ import numpy as np
 import pandas as pd
 
 from risk._encode import combine, encode
-from risk._renamed import renamed_arguments
 from risk._validation import check_frame, check_positive_int, column_kinds, same_columns
 
 
-@renamed_arguments(real="train")
 def hellinger_utility(train: pd.DataFrame, synthetic: pd.DataFrame, *, bins: int = 20) -> float:
     """``1 - H`` for the Hellinger distance H between the joint distributions of all columns.
 

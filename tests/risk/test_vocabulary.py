@@ -1,6 +1,7 @@
 """One vocabulary across risk's public API (issue 27): ``train`` is the real frame the
-generator was fitted on, ``keys`` what the intruder knows; the old names still work for one
-release and warn, naming the new one."""
+generator was fitted on, ``keys`` what the intruder knows. No released version spoke the old
+names (0.1.0 is the first release, CHANGELOG.md), so none is kept: an old keyword is refused as
+Python refuses any unknown one."""
 
 from __future__ import annotations
 
@@ -28,8 +29,6 @@ RESULTS = [getattr(risk, n) for n in risk.__all__
 def test_no_public_function_takes_an_old_name(fn):
     params = set(inspect.signature(fn).parameters)
     assert not params & set(OLD), (fn.__name__, params & set(OLD))
-    for old, new in getattr(fn, "renamed_arguments", {}).items():
-        assert OLD[old] == new and new in params, (fn.__name__, old, new)
 
 
 @pytest.mark.parametrize("cls", RESULTS, ids=lambda c: c.__name__)
@@ -76,39 +75,25 @@ def _same(a, b):
         assert a == b
 
 
-def test_every_renamed_argument_is_exercised():
-    renamed = {f.__name__ for f in FUNCTIONS if getattr(f, "renamed_arguments", None)}
-    assert renamed == set(_calls())
-
-
 @pytest.mark.parametrize("name", sorted(_calls()))
-def test_an_old_argument_name_warns_and_gives_the_same_result(name):
+def test_an_old_argument_name_is_refused_as_unknown(name):
     fn, args, kwargs = _calls()[name]
-    new = fn(*args, **kwargs)
-    for old, current in fn.renamed_arguments.items():
+    fn(*args, **kwargs)  # the call in the new words runs
+    for old, current in OLD.items():
         if current not in kwargs:
             continue
         moved = {(old if k == current else k): v for k, v in kwargs.items()}
-        with pytest.warns(DeprecationWarning, match=rf"'{old}' is now called '{current}'"):
-            _same(fn(*args, **moved), new)
-        with pytest.raises(TypeError, match=rf"got both '{old}'.*pass '{current}' only"):
-            fn(*args, **kwargs, **{old: kwargs[current]})
+        with pytest.raises(TypeError, match=rf"unexpected keyword argument '{old}'"):
+            fn(*args, **moved)
 
 
-def test_old_result_field_names_warn_and_read_the_new_field():
+def test_no_result_keeps_an_old_field_name():
     train, other = _frames()
     mem = risk.membership_disclosure(train, other, other, keys=["a", "b"],
                                      sampling_fraction=0.3, repeats=3, random_state=0)
-    ident = risk.identification_risk(train, other, keys=["a"], synthesized=["b"])
     cap = risk.cap(train, other, keys=["a", "b"], target="t")
-    inference = risk.attribute_inference(train, other, keys=["a", "b"], target="t",
-                                         random_state=0)
-    for res, old, new in [(mem, "quasi_identifiers", "keys"), (ident, "known", "keys"),
-                          (cap, "n_original", "n_train"), (cap, "cap_original", "cap_train"),
-                          (inference, "risk_original_model", "risk_train_model"),
-                          (inference, "mse_original_model", "mse_train_model")]:
-        with pytest.warns(DeprecationWarning, match=rf"\.{old} is now called {new}"):
-            assert getattr(res, old) == getattr(res, new)
+    for res, old in [(mem, "quasi_identifiers"), (cap, "n_original"), (cap, "cap_original")]:
+        assert not hasattr(res, old), old
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert mem.keys == ("a", "b") and cap.n_train == 30
@@ -124,8 +109,8 @@ def _parameters(tree):
 
 
 def test_no_leftover_of_the_old_vocabulary_in_the_code():
-    """Every public function of risk and tuner and every line of their code but the deprecated
-    aliases speak the new words (issue 35, item 4): a leftover is caught by its name
+    """Every public function of risk and tuner and every line of their code speak the new
+    words (issue 35, item 4): a leftover is caught by its name
     or by substring."""
     import ast
     leftovers = []
@@ -139,8 +124,6 @@ def test_no_leftover_of_the_old_vocabulary_in_the_code():
             if name in old_names and not (private_module or node.name.startswith("_")):
                 leftovers.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}({name})")
         for number, line in enumerate(text.splitlines(), 1):
-            if "renamed_field(" in line or "renamed_arguments(" in line:
-                continue
             for old in OLD_FIELDS:
                 if old in line:
                     leftovers.append(f"{path.relative_to(ROOT)}:{number} {old}")

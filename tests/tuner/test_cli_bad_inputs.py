@@ -448,7 +448,22 @@ def test_data_changed_under_an_existing_study_names_the_data(folder, capsys):
     study = optuna.create_study(study_name="t",
                                 storage=f"sqlite:///{folder / 'out' / 'study.db'}")
     study.set_user_attr("data_fingerprint", "0" * 64)  # as a study run on other data has
+    study.set_user_attr("split", {"train_fraction": 0.5, "audit_fraction": 0.2,
+                                  "stratify": None})  # as every 0.1.0 study records
     _check(capsys, ["run", str(path)], "data.path", "data.csv", "other data")
+
+
+def test_a_study_that_records_no_split_is_refused_as_made_before_the_first_release(folder,
+                                                                                  capsys):
+    # issue 47 item 4: no released version made such a study; it was once read as a study
+    # without an audit set
+    path = _write(folder)
+    (folder / "out").mkdir()
+    study = optuna.create_study(study_name="t",
+                                storage=f"sqlite:///{folder / 'out' / 'study.db'}")
+    study.set_user_attr("data_fingerprint", "0" * 64)
+    _check(capsys, ["run", str(path)], "study 't'", "records no split", "before 0.1.0",
+           "study.name or --output")
 
 
 def test_a_ragged_or_empty_csv_names_the_file(folder, capsys):

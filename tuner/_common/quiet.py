@@ -52,10 +52,7 @@ def quiet_libraries() -> None:
     called by them; library users keep their own logging and warnings set-up."""
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     warnings.filterwarnings("ignore")
-    # but a renamed config key is said (tuner.config.RENAMED_KEYS): the user's file must change
-    warnings.filterwarnings("default", message=r"[\w.]+ is now called ",
-                            category=DeprecationWarning)
-    warnings.formatwarning = _one_line
+    warnings.formatwarning = _one_line  # a warning a caller lets through again: one line
     import mlflow  # noqa: F401  (mlflow sets up its own handlers at import; quiet them after)
     import optuna
 

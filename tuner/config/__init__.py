@@ -21,7 +21,6 @@ from tuner.config._load import (
     MODES,
     PICK_RULES,
     PRUNERS,
-    RENAMED_KEYS,
     UTILITY_METRICS,
     Config,
     RiskConfig,
@@ -45,7 +44,6 @@ from tuner.config._values import (
 
 __all__ = [
     "AUDIT_BACKENDS", "AUDIT_DESIGNS", "DEVICES", "MODES", "PICK_RULES", "PRUNERS",
-    "RENAMED_KEYS",
     "SECTIONS", "UTILITY_METRICS", "AuditConfig", "Config", "ConfigError", "DataConfig",
     "RiskConfig", "StudyConfig", "UtilityConfig", "check", "check_data", "coerce",
     "data_problems", "identifier_clashes", "key", "kind_of", "kinds_of", "load",

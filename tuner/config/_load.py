@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import tomllib
-import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -281,31 +280,6 @@ def check(cfg: Config) -> None:
     raise_all(_problems(cfg))
 
 
-# keys renamed so that one word, "keys", says what the intruder knows (issue 27): the old names
-# are read for one release, with a warning naming the new one
-RENAMED_KEYS = {("data", "quasi_identifiers"): "keys", ("risk", "cap_keys"): "attribute_keys",
-                ("risk", "identification_known"): "identification_keys",
-                ("data", "keep_unique"): "keep_as_data"}  # issue 33: names and codes too
-
-
-def _renamed(raw: dict[str, Any], errors: list[str]) -> dict[str, Any]:
-    """``raw`` with every old key of :data:`RENAMED_KEYS` under its new name; a
-    :class:`DeprecationWarning` for each, an error when both names are given."""
-    out = dict(raw)
-    for (name, old), new in RENAMED_KEYS.items():
-        part = out.get(name)
-        if not isinstance(part, dict) or old not in part:
-            continue
-        if new in part:
-            errors.append(f"{name}.{old} is the old name of {name}.{new}; give {name}.{new} "
-                          "only")
-            continue
-        warnings.warn(f"{name}.{old} is now called {name}.{new}; the old name goes in the next "
-                      "release", DeprecationWarning, stacklevel=3)
-        out[name] = {(new if k == old else k): v for k, v in part.items()}
-    return out
-
-
 def parse(raw: dict[str, Any], *, base: Path, source: Path | None = None) -> Config:
     """Build a :class:`Config` from a TOML mapping; paths relative to ``base``.
 
@@ -313,7 +287,6 @@ def parse(raw: dict[str, Any], *, base: Path, source: Path | None = None) -> Con
     """
     sections = {"data", "study", "risk", "utility", "space", "audit"}
     errors: list[str] = []
-    raw = _renamed(raw, errors)
     unknown = sorted(set(raw) - sections)
     if unknown:
         errors.append(f"unknown section(s) {unknown}; valid sections: {sorted(sections)}")

@@ -61,10 +61,7 @@ def reference() -> str:
            "Generated from the code by `python -m tuner.config` (a test holds this "
            "page equal to its output). A study's config is a TOML file of these sections; an "
            "unknown key, a value of the wrong type or out of range, or a column the data lack "
-           "is refused before any trial, naming the key (exit 2).", "",
-           "Renamed keys, read under their old names for one release with a warning: " +
-           ", ".join(f"`{where}.{old}` is now `{where}.{new}`"
-                     for (where, old), new in config.RENAMED_KEYS.items()) + ".", ""]
+           "is refused before any trial, naming the key (exit 2).", ""]
     for name, cls in SECTIONS:
         doc = (cls.__doc__ or "").strip().splitlines()[0].replace("``", "`")
         out += [f"## [{name}]", "", doc, "",

@@ -25,9 +25,9 @@ from tuner.scoring import Evaluation, data_sha256, score, score_partial
 from tuner.search import Context
 from tuner.synthesis import synthesize_partial
 
-NO_AUDIT_SET = ("this study was made before sealed audit sets existed: every record not in "
-                "training is its holdout, which also chose the release; its constraints were "
-                "not checked on records no trial saw")
+NO_AUDIT_SET = ("data.audit_fraction = 0: no sealed audit set; every record not in training "
+                "is the holdout, which also chose the release, so its constraints were not "
+                "checked on records no trial saw")
 
 
 def _interval(i: Any) -> list[float] | None:

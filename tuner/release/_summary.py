@@ -56,14 +56,13 @@ def _trials_line(m: Manifest) -> list[str]:
 
 
 def _threshold(m: Manifest) -> float:
-    return _num(m.get("config", {}).get("m_threshold",
-                                        m.get("membership", {}).get("m_threshold")))
+    return _num(m.get("membership", {}).get("m_threshold"))  # the threshold M was judged by
 
 
 def _membership_lines(m: Manifest) -> list[str]:
     """M against its threshold, and what the number means for this attack."""
     mem = m.get("membership", {})
-    value = _num(mem.get("m", m.get("metrics", {}).get("m")))
+    value = _num(mem.get("m"))
     constraint = m.get("constraints", {}).get("m")
     passed = None if constraint is None else constraint.get("passed")
     verdict = "" if passed is None else (": passed" if passed else ": FAILED")
@@ -72,8 +71,7 @@ def _membership_lines(m: Manifest) -> list[str]:
     spread = (f"{level:.0%} of the {repeats:.0f} attack sets on the holdout gave {low:.4f} to "
               f"{high:.4f}" if all(map(math.isfinite, (low, high, level, repeats))) else "")
     config = m.get("config", {})
-    # a manifest written before the keys were renamed says "quasi_identifiers"
-    keys = config.get("keys", config.get("quasi_identifiers"))
+    keys = config.get("keys")
     h = _num(mem.get("hamming_threshold"))
     who = (f"an intruder holding {len(keys)} quasi-identifiers of a person" if keys
            else "an intruder holding a person's record")

@@ -189,13 +189,12 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
     out.mkdir(parents=True, exist_ok=True)  # a run refused above leaves no empty folder behind
     storage = cfg.study.storage or f"sqlite:///{(out / 'study.db').resolve()}"
     recorded = recorded_split(storage, cfg.study.name)
+    if recorded is not None and "train_fraction" not in recorded:
+        raise ConfigError(
+            f"study {cfg.study.name!r} in {storage} records no split: it was made before 0.1.0, "
+            "the first release, whose studies always do; start a new study (another "
+            "study.name or --output)")
     audit = cfg.data.audit_fraction
-    if recorded is not None and recorded.get("legacy"):
-        audit = 0.0  # its trials were scored on every record not in training: kept
-        if cfg.data.audit_fraction:
-            print(f"note: study {cfg.study.name!r} was made before sealed audit sets: it keeps "
-                  "its holdout and has no audit set (its release says so); a new study gets "
-                  f"one (data.audit_fraction = {cfg.data.audit_fraction})")
     fp = fingerprint(frame)
     secret, note = study_secret.resolve(cfg, recorded, fp)
     if note:

@@ -162,7 +162,7 @@ def open_study(ctx: Context, worker: int = 0) -> optuna.Study:
         study.set_user_attr(stored_split.SPLIT_ATTR, ctx.split_record())
         # the fingerprint last: it marks the study as made, so a worker reading it meanwhile
         # (stored_split.recorded_split) finds no study, never one without its split (which
-        # would read as made before sealed audit sets, and refuse this split as another)
+        # it would refuse as made before 0.1.0)
         study.set_user_attr(attrs.DATA_FINGERPRINT, fp)
     elif secret.decode(study.user_attrs.get(attrs.SECRET), "the study's storage") != ctx.secret:
         raise SecretChanged(
@@ -185,13 +185,11 @@ def _check_split(ctx: Context, recorded: dict[str, Any] | None) -> None:
     """The split this process made must be the study's: refuse a changed train or audit
     fraction (its trials were scored on the recorded split)."""
     now = ctx.split_record()
-    if recorded is None:  # made before splits were recorded: no audit set, and prepare knew
-        if ctx.split.has_audit:
-            raise DataChanged(
-                f"study {ctx.cfg.study.name!r} in {ctx.storage_url} was made before sealed "
-                "audit sets, but this process split the data with one (its storage could not "
-                "be read before opening it); run the command again")
-        return
+    if recorded is None:  # prepare refuses such a study when it can read the storage first
+        raise DataChanged(
+            f"study {ctx.cfg.study.name!r} in {ctx.storage_url} records no split: it was made "
+            "before 0.1.0, the first release; start a new study (another study.name or "
+            "--output)")
     changed = [f"data.{k} = {now[k]!r} (the study was made with {recorded[k]!r})"
                for k in ("train_fraction", "audit_fraction", "stratify")
                if k in recorded and recorded[k] != now[k]]

@@ -2,10 +2,8 @@
 anything else opens it.
 
 A study records its split fractions when it is created (study attribute ``split``), so that every
-later process makes the same split. A study created before the sealed audit set existed
-(design §13) has no such record: its holdout is every record not in training, and it keeps
-it (its trials
-were scored on it); it has no audit set, and its release says so. The split must be known before
+later process makes the same split; a study without that record was made before 0.1.0, the first
+release, and is refused (:func:`tuner.search._context.prepare`). The split must be known before
 the context is made (trials read it), so this peeks at the storage with Optuna alone, creating
 nothing: no file, no schema, no study.
 """
@@ -20,7 +18,6 @@ import optuna
 from tuner._common import attrs
 
 SPLIT_ATTR = attrs.SPLIT
-LEGACY = {"audit_fraction": 0.0, "legacy": True}  # what a study made before it is read as
 
 
 def engine_url(url: str) -> str:
@@ -31,8 +28,8 @@ def engine_url(url: str) -> str:
 
 
 def recorded_split(url: str, study_name: str) -> dict[str, Any] | None:
-    """The split the study ``study_name`` in storage ``url`` recorded; :data:`LEGACY` for a
-    study that ran before splits were recorded; ``None`` when there is no such study yet (or
+    """The split the study ``study_name`` in storage ``url`` recorded (empty for a study made
+    before splits were recorded) with its secret; ``None`` when there is no such study yet (or
     its storage cannot be read here: then opening it says why, as before)."""
     try:
         study = _existing(url, study_name)
@@ -40,8 +37,8 @@ def recorded_split(url: str, study_name: str) -> dict[str, Any] | None:
         return None
     if study is None or attrs.DATA_FINGERPRINT not in study.user_attrs:
         return None
-    # with the study's secret (tuner.search._secret): None for a study made before secrets
-    return dict(study.user_attrs.get(SPLIT_ATTR) or LEGACY) | {
+    # with the study's secret (tuner.search._secret): None for a public-seed study
+    return dict(study.user_attrs.get(SPLIT_ATTR) or {}) | {
         attrs.SECRET: study.user_attrs.get(attrs.SECRET)}
 
 

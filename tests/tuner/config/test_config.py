@@ -28,40 +28,14 @@ def _raw(tmp_path):
     return tomllib.loads(write_config(tmp_path).read_text())
 
 
-@pytest.mark.parametrize(("where", "old"), sorted(config.RENAMED_KEYS))
-def test_an_old_key_name_warns_names_the_new_one_and_means_the_same(tmp_path, where, old):
-    new = config.RENAMED_KEYS[(where, old)]
+@pytest.mark.parametrize(("where", "old"), [("data", "quasi_identifiers"),
+                                           ("risk", "cap_keys"), ("data", "keep_unique")])
+def test_a_name_no_released_version_used_is_an_unknown_key(tmp_path, where, old):
+    # 0.1.0 is the first release (CHANGELOG.md): the names used before it are not read
     raw = _raw(tmp_path)
-    raw[where][new] = ["age"] if where == "risk" else ["age", "yrs_married"]
-    if new == "identification_keys":  # partial synthesis only
-        raw["study"]["synthesize"] = ["affairs"]
-    expected = config.parse(raw, base=tmp_path)
-    moved = {**raw, where: {(old if k == new else k): v for k, v in raw[where].items()}}
-    with pytest.warns(DeprecationWarning, match=rf"{where}\.{old} is now called {where}\.{new}"):
-        got = config.parse(moved, base=tmp_path)
-    assert got == expected
-    both = {**raw, where: {**raw[where], old: raw[where][new]}}
-    with pytest.raises(config.ConfigError, match=rf"{where}\.{old} is the old name of "
-                                                 rf"{where}\.{new}; give {where}\.{new} only"):
-        config.parse(both, base=tmp_path)
-
-
-@pytest.mark.slow  # a fresh interpreter
-def test_the_cli_says_a_renamed_key_in_one_line(tmp_path):
-    # the CLI silences libraries' warnings (quiet_libraries) but not this one; the data file is
-    # absent, so the run stops (exit 2) right after the config was read
-    import subprocess
-    import sys
-
-    path = write_config(tmp_path)
-    path.write_text(path.read_text().replace("attribute_keys", "cap_keys")
-                    .replace("builtin:fair", "absent.csv"))
-    done = subprocess.run([sys.executable, "-m", "tuner", "run", str(path)], capture_output=True,
-                          text=True, timeout=300, cwd=tmp_path)
-    lines = done.stderr.splitlines()
-    assert done.returncode == 2, done.stderr
-    assert lines[0] == ("warning: risk.cap_keys is now called risk.attribute_keys; the old name "
-                        "goes in the next release"), lines
+    raw[where][old] = ["age"]
+    with pytest.raises(config.ConfigError, match=rf"unknown key\(s\) \['{old}'\] in \[{where}\]"):
+        config.parse(raw, base=tmp_path)
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [
@@ -217,10 +191,6 @@ def test_an_undeclared_identifier_stops_the_run_naming_the_fix(tmp_path):
     ctx = prepare(_tiny_run_config(tmp_path, 'identifiers = ["person"]'))
     assert list(ctx.frame.columns) == ["a", "b"]  # dropped before anything else
     ctx = prepare(_tiny_run_config(tmp_path, 'keep_as_data = ["person"]'))
-    assert "person" in ctx.frame.columns
-    with pytest.warns(DeprecationWarning, match="data.keep_unique is now called "
-                                                "data.keep_as_data"):
-        ctx = prepare(_tiny_run_config(tmp_path, 'keep_unique = ["person"]'))
     assert "person" in ctx.frame.columns
     with pytest.raises(config.ConfigError, match=r"data\.identifiers names column\(s\) \['pid'\]"):
         prepare(_tiny_run_config(tmp_path, 'identifiers = ["pid"]'))

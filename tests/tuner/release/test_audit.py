@@ -205,22 +205,24 @@ def test_release_carries_the_audit_and_split_json_is_the_owners_alone(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_study_made_before_audit_sets_keeps_its_holdout_and_says_so(tmp_path):
+def test_a_study_without_an_audit_set_says_so_and_one_that_records_no_split_is_refused(
+        tmp_path):
     path = write_config(tmp_path, synthesizers=("cart",), n_trials=2)
     path.write_text(path.read_text().replace("train_fraction = 0.5",
                                              "train_fraction = 0.5\naudit_fraction = 0.0"))
     tuned = tuner.tune(path)
-    study = tuned.optuna_study
-    study.set_user_attr(SPLIT_ATTR, None)  # what a study made before this change holds
-    path.write_text(path.read_text().replace("audit_fraction = 0.0\n", ""))  # default 0.2
     ctx = prepare(config.load(path))
     assert not ctx.split.has_audit and len(ctx.split.holdout) == len(ctx.frame) - len(
         ctx.split.train)
-    tuner.load(tuned.output).release()  # the trial's data reproduce: same holdout
     audit = _release_audit(tuned.output)
     assert not audit["audit_set"]["available"]
-    assert "made before sealed audit sets" in audit["audit_set"]["note"]
+    assert audit["audit_set"]["note"].startswith("data.audit_fraction = 0: no sealed audit set")
     assert "No sealed audit set" in (tuned.output / "release" / "report.md").read_text()
+    # a study with no split recorded was made before 0.1.0 (no released version wrote one):
+    # refused, never guessed
+    tuned.optuna_study.set_user_attr(SPLIT_ATTR, None)
+    with pytest.raises(config.ConfigError, match=r"records no split: it was made before 0\.1\.0"):
+        prepare(config.load(path))
 
 
 @pytest.mark.slow

@@ -192,8 +192,9 @@ def test_a_worker_reading_a_study_being_made_finds_none_or_the_whole_one(tiny_co
     """Workers started together: one makes the study, writing its attributes one at a time;
     another reads it between two writes (prepare's recorded_split). It must find no study
     (then it retries with the maker's secret) or the whole one, never a study without its
-    split, which reads as made before sealed audit sets and refuses the split as another
-    (seen once in a full run under load: exit 2, "split its data otherwise")."""
+    split, which would be refused as made before 0.1.0 (seen once in a full run under load,
+    when such a study was read as one without an audit set: exit 2, "split its data
+    otherwise")."""
     import optuna
 
     from tuner.search._context import prepare
@@ -212,5 +213,5 @@ def test_a_worker_reading_a_study_being_made_finds_none_or_the_whole_one(tiny_co
     open_study(ctx)
     assert len(seen) >= 4
     for key, found in seen:
-        assert found is None or not found.get("legacy"), (key, found)
+        assert found is None or "train_fraction" in found, (key, found)
     assert seen[-1][1] is not None and seen[-1][1]["audit_fraction"] == ctx.cfg.data.audit_fraction
