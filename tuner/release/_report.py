@@ -24,7 +24,7 @@ from tuner import measures
 from tuner.release import _domain as domain
 from tuner.release import _report_audit as report_audit
 from tuner.release._manifest import Constraint, Manifest, Selection
-from tuner.release._summary import summary
+from tuner.release._summary import limit_text, summary
 from tuner.scoring import Evaluation
 
 CAVEATS = (
@@ -262,7 +262,6 @@ def _decision(constraints: Mapping[str, Constraint]) -> pd.DataFrame:
     return pd.DataFrame([{
         "constraint": name, "metric": c.get("metric", ""),
         "value": measures.format_number(c["value"]) if "value" in c else "",
-        "limit": (("<= " if c.get("sense") == "max" else ">= ") + f"{c['limit']:.6g}"
-                  + (f" ({c['limit_key']})" if c.get("limit_key") else "")) if "limit" in c
-        else "", "margin (<= 0 passes)": f"{c['margin']:+.4f}",
+        "limit": limit_text(c) if "limit" in c else "",
+        "margin (<= 0 passes)": f"{c['margin']:+.4f}",
         "passed": "yes" if c["passed"] else "NO"} for name, c in constraints.items()])

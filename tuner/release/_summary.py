@@ -129,11 +129,16 @@ def _constraint_line(name: str, outcome: Constraint, width: int) -> str:
     if "metric" not in outcome:  # a constraint no measure declares: its margin only
         return (f"  {name:<{width}} margin {fmt(_num(outcome.get('margin')))}, must be <= 0: "
                 f"{verdict}")
+    return (f"  {name:<{width}} {outcome['metric']} = {fmt(_num(outcome.get('value')))}, must "
+            f"be {limit_text(outcome)}: {verdict}")
+
+
+def limit_text(outcome: Constraint) -> str:
+    """A stored constraint's limit as every output says it: ``<= 0.2 (m_threshold)``, ``>=``
+    for a floor, the ``[risk]`` key that set it when one did."""
     sign = "<=" if outcome.get("sense") == "max" else ">="
     option = outcome.get("limit_key")
-    return (f"  {name:<{width}} {outcome['metric']} = {fmt(_num(outcome.get('value')))}, must "
-            f"be {sign} {_num(outcome.get('limit')):.6g}" + (f" ({option})" if option else "")
-            + f": {verdict}")
+    return f"{sign} {_num(outcome.get('limit')):.6g}" + (f" ({option})" if option else "")
 
 
 def _constraint_lines(m: Manifest) -> list[str]:

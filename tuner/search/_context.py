@@ -40,7 +40,7 @@ from tuner.data import (
 )
 from tuner.measures import identification_data_problems
 from tuner.search import _secret as study_secret
-from tuner.search._stored_split import recorded_split
+from tuner.search._stored_split import no_split, recorded_split
 from tuner.search._tracking import local_uri
 from tuner.synthesis import SYNTHESIZERS, conditioning_problem
 
@@ -190,10 +190,7 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
     storage = cfg.study.storage or f"sqlite:///{(out / 'study.db').resolve()}"
     recorded = recorded_split(storage, cfg.study.name)
     if recorded is not None and "train_fraction" not in recorded:
-        raise ConfigError(
-            f"study {cfg.study.name!r} in {storage} records no split: it was made before 0.1.0, "
-            "the first release, whose studies always do; start a new study (another "
-            "study.name or --output)")
+        raise ConfigError(no_split(cfg.study.name, storage))
     audit = cfg.data.audit_fraction
     fp = fingerprint(frame)
     secret, note = study_secret.resolve(cfg, recorded, fp)

@@ -186,10 +186,7 @@ def _check_split(ctx: Context, recorded: dict[str, Any] | None) -> None:
     fraction (its trials were scored on the recorded split)."""
     now = ctx.split_record()
     if recorded is None:  # prepare refuses such a study when it can read the storage first
-        raise DataChanged(
-            f"study {ctx.cfg.study.name!r} in {ctx.storage_url} records no split: it was made "
-            "before 0.1.0, the first release; start a new study (another study.name or "
-            "--output)")
+        raise DataChanged(stored_split.no_split(ctx.cfg.study.name, ctx.storage_url))
     changed = [f"data.{k} = {now[k]!r} (the study was made with {recorded[k]!r})"
                for k in ("train_fraction", "audit_fraction", "stratify")
                if k in recorded and recorded[k] != now[k]]

@@ -27,6 +27,13 @@ def engine_url(url: str) -> str:
     return url
 
 
+def no_split(study_name: str, url: str) -> str:
+    """Why a study that records no split is refused (every study 0.1.0 makes records one)."""
+    return (f"study {study_name!r} in {url} records no split: it was made before 0.1.0, the "
+            "first release, whose studies always do; start a new study (another study.name or "
+            "--output)")
+
+
 def recorded_split(url: str, study_name: str) -> dict[str, Any] | None:
     """The split the study ``study_name`` in storage ``url`` recorded (empty for a study made
     before splits were recorded) with its secret; ``None`` when there is no such study yet (or

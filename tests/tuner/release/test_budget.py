@@ -17,7 +17,7 @@ import pytest
 from tests.tuner.conftest import write_config
 from tuner import config
 from tuner._common import attrs
-from tuner.release._budget import audit_seconds, quickest
+from tuner.release._budget import JobBudget, audit_seconds, quickest
 from tuner.search._context import prepare
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -77,6 +77,30 @@ def test_the_reserve_never_estimates_a_shadow_fit_below_the_familys_quickest(tmp
     # the shared game's 100 fits on one process, 15 % overhead: 100 x 0.1 x 1.15 s more
     assert floored - scaled == pytest.approx(100 * 1.15 * (0.1 - 0.1 * 200 / len(ctx.split.train)))
     assert audit_seconds(ctx, trial, limit=floored - 1, floor=0.1) == math.inf  # passed over
+
+
+def test_the_reserve_keeps_each_candidates_audit_and_its_own_trial_time(tmp_path):
+    # at release a candidate is re-created and scored in full before its audit: about what its
+    # trial took, kept back beside the audit (CI: without it the job ran past its budget)
+    import datetime
+
+    ctx = prepare(config.load(write_config(tmp_path, synthesizers=("cart",), extra=AUDIT)))
+    study = optuna.create_study()
+    start = datetime.datetime(2026, 1, 1)
+    for loss, took in [(0.1, 4.0), (0.2, 7.0), (0.3, 50.0)]:
+        trial = optuna.trial.create_trial(
+            params={"synthesizer": "cart"},
+            distributions={"synthesizer": optuna.distributions.CategoricalDistribution(
+                ["cart"])},
+            value=loss, constraints={"m": -0.1},
+            user_attrs={attrs.METRICS: {"fit_seconds": 0.1}})
+        trial.datetime_start = start
+        trial.datetime_complete = start + datetime.timedelta(seconds=took)
+        study.add_trial(trial)
+    budget = JobBudget(ctx, 3600.0, pilot_floor={"cart": 0.1})
+    audit = audit_seconds(ctx, study.trials[0], limit=budget.per_audit(), floor=0.1)
+    # the best two by loss: their audits and their 4 s and 7 s, not the third's 50 s
+    assert budget.reserve(study) == pytest.approx(2 * audit + 4.0 + 7.0)
 
 
 @pytest.mark.slow
