@@ -10,14 +10,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from risk._audit_model import DESIGNS, MAX_SHADOWS
+from risk._arguments import argument
 from risk._validation import (
     RiskInputError,
-    check_choice,
     check_column_list,
     check_columns,
     check_frame,
-    check_positive_int,
     column_kinds,
     same_columns,
 )
@@ -50,15 +48,15 @@ def check_options(train: pd.DataFrame, reference: pd.DataFrame, fit_sample: Any,
     if progress is not None and not callable(progress):
         raise TypeError(f"`progress` must be None or callable as progress(done, total), but "
                         f"got {type(progress).__name__}.")
-    neighbours = check_positive_int(neighbours, "neighbours")
+    neighbours = int(argument(neighbours, "neighbours"))
     if len(train) < neighbours + 2:
         raise RiskInputError(f"`train` has {len(train)} records; the vulnerability score of a "
                              f"target needs `neighbours` = {neighbours} other records and more.")
-    shadows = check_positive_int(shadows, "shadows", minimum=8, maximum=MAX_SHADOWS)
+    shadows = int(argument(shadows, "shadows"))
     if shadows % 2:
         raise RiskInputError(f"`shadows` must be even (half of the runs hold the target), but "
                              f"got shadows={shadows}.")
-    check_choice(design, "design", DESIGNS)
+    argument(design, "design")
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0 \
             or n_jobs < -1:
         raise RiskInputError(f"`n_jobs` must be a positive int or -1, but got n_jobs={n_jobs!r}.")
@@ -67,7 +65,7 @@ def check_options(train: pd.DataFrame, reference: pd.DataFrame, fit_sample: Any,
                              "drawn from it and need at least 2.")
     if shadow_size is None:
         return neighbours, shadows, min(SHADOW_SIZE, len(reference))
-    size = check_positive_int(shadow_size, "shadow_size")
+    size = int(argument(shadow_size, "shadow_size"))
     if not 2 <= size <= len(reference):
         raise RiskInputError(f"`shadow_size` must be in [2, len(reference) = {len(reference)}] "
                              f"(shadow tables are drawn from `reference`), but got "

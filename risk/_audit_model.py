@@ -8,13 +8,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from risk._arguments import MAX_SHADOWS, argument, takes
 from risk._audit_stats import null_refusal_rate as _null_refusal_rate
-from risk._validation import RiskInputError, check_choice, check_number, check_positive_int
-
-DESIGNS = ("per_target", "shared")
-# each shadow run is one fit of the generator: a million is past any budget, and numpy's
-# arrays of run labels would not hold many more
-MAX_SHADOWS = 1_000_000
+from risk._validation import (
+    RiskInputError,
+)
 
 # The no-leak refusal rate the model may predict for an accepted setting: half of the 5 % the
 # audit must keep, because the audit's own rate is above the model's (the threshold is
@@ -24,19 +22,14 @@ NULL_REFUSAL_ALLOWANCE = 0.025
 
 
 def _limit(tpr_limit: Any) -> float:
-    limit = check_number(tpr_limit, "tpr_limit")
-    if not 0.0 < limit <= 1.0:
-        raise RiskInputError(f"`0 < tpr_limit <= 1` must hold, but got tpr_limit={tpr_limit!r}.")
-    return limit
+    return float(argument(tpr_limit, "tpr_limit"))
 
 
 def _confidence(confidence: Any) -> float:
-    level = check_number(confidence, "confidence")
-    if not 0.0 < level < 1.0:
-        raise RiskInputError(f"`0 < confidence < 1` must hold, but got confidence={confidence!r}.")
-    return level
+    return float(argument(confidence, "confidence"))
 
 
+@takes("targets", "shadows", "design", "tpr_limit", "confidence")
 def null_refusal_rate(targets: int, shadows: int, *, design: str,
                       tpr_limit: float = 0.05, confidence: float = 0.95) -> float:
     """How often :func:`membership_audit` with these settings would refuse a generator that
@@ -47,13 +40,14 @@ def null_refusal_rate(targets: int, shadows: int, *, design: str,
     bound over test fits). NaN when the calibration runs hold too few non-members (``targets x
     (shadows / 2 - shadows / 4)`` below 99) to fix a threshold at 1 % FPR: such an audit calls
     no run a member."""
-    targets = check_positive_int(targets, "targets")
-    shadows = check_positive_int(shadows, "shadows", minimum=8, maximum=MAX_SHADOWS)
-    check_choice(design, "design", DESIGNS)
+    targets = int(argument(targets, "targets"))
+    shadows = int(argument(shadows, "shadows"))
+    argument(design, "design")
     return _null_refusal_rate(targets, shadows, design, _limit(tpr_limit),
                               level=_confidence(confidence))
 
 
+@takes("shadows", "design", "tpr_limit", "confidence")
 def minimum_targets(shadows: int, *, design: str, tpr_limit: float = 0.05,
                     allowance: float = NULL_REFUSAL_ALLOWANCE, confidence: float = 0.95) -> int:
     """The fewest targets with which ``shadows`` shadow runs fix a threshold at 1 % FPR and
@@ -61,8 +55,8 @@ def minimum_targets(shadows: int, *, design: str, tpr_limit: float = 0.05,
     for that number and the next 10 (the rate is not monotone: a count of hits crosses the
     limit in steps). Found by doubling, then bisection over numbers whose next 10 pass too.
     ``confidence``: the bound's, as :func:`null_refusal_rate`."""
-    shadows = check_positive_int(shadows, "shadows", minimum=8, maximum=MAX_SHADOWS)
-    check_choice(design, "design", DESIGNS)
+    shadows = int(argument(shadows, "shadows"))
+    argument(design, "design")
     limit, level = _limit(tpr_limit), _confidence(confidence)
     nulls = shadows // 2 - shadows // 4  # calibration non-members per target
     ok: dict[int, bool] = {}
@@ -87,6 +81,7 @@ def minimum_targets(shadows: int, *, design: str, tpr_limit: float = 0.05,
     return high
 
 
+@takes("targets", "design", "tpr_limit", "confidence")
 def minimum_shadows(targets: int, *, design: str, tpr_limit: float = 0.05,
                     allowance: float = NULL_REFUSAL_ALLOWANCE, confidence: float = 0.95) -> int:
     """The fewest (even) shadows with which ``targets`` targets keep the modelled no-leak
@@ -96,8 +91,8 @@ def minimum_shadows(targets: int, *, design: str, tpr_limit: float = 0.05,
     bisection. In the shared design the test fits are what count (a bound over ``n`` fits can
     fall no lower than ``1 - (1 - confidence)^(1 / n)``: :mod:`risk._audit_bound`), so more
     targets help little there and this is the number to raise."""
-    targets = check_positive_int(targets, "targets")
-    check_choice(design, "design", DESIGNS)
+    targets = int(argument(targets, "targets"))
+    argument(design, "design")
     limit, level = _limit(tpr_limit), _confidence(confidence)
     ok: dict[int, bool] = {}
 

@@ -9,10 +9,11 @@ from typing import Any
 
 import numpy as np
 
+from risk._arguments import argument, takes
 from risk._audit_bound import upper_bound
 from risk._audit_person import exposure_p, holm, holm_adjusted
 from risk._result import Result
-from risk._validation import RiskInputError, check_number
+from risk._validation import RiskInputError
 
 TPR_LIMIT = 0.05  # the default limit on the pooled TPR's upper bound at 1 % FPR
 ALPHA = 0.05  # the default family-wise level of the per-person test
@@ -78,6 +79,7 @@ def _person_counts(hits: Sequence[int], runs: Sequence[int], k: int
     return h, n
 
 
+@takes("tpr_limit", "alpha", "confidence")
 def decide(signal_p_values: Sequence[float], target_labels: Sequence[Any], pooled_upper: float,
            *, target_member_hits: Sequence[int], target_member_runs: Sequence[int],
            tpr_limit: float = TPR_LIMIT, alpha: float = ALPHA,
@@ -87,12 +89,8 @@ def decide(signal_p_values: Sequence[float], target_labels: Sequence[Any], poole
     held at ``confidence``, which names it in ``reason``, and each target's member test runs
     and their hits at 1 % FPR): what the tuner calls on an audit it kept, so that one rule
     decides everywhere."""
-    limit = check_number(tpr_limit, "tpr_limit")
-    if not 0.0 < limit <= 1.0:
-        raise RiskInputError(f"`tpr_limit` must be in (0, 1], but got tpr_limit={tpr_limit!r}.")
-    level = check_number(alpha, "alpha")
-    if not 0.0 < level < 1.0:
-        raise RiskInputError(f"`alpha` must be in (0, 1), but got alpha={alpha!r}.")
+    limit = float(argument(tpr_limit, "tpr_limit"))
+    level = float(argument(alpha, "alpha"))
     signal = np.asarray(signal_p_values, dtype=float)
     labels = list(target_labels)
     if signal.size == 0 or signal.size != len(labels) or not np.all((signal > 0) & (signal <= 1)):
@@ -133,6 +131,7 @@ def decide(signal_p_values: Sequence[float], target_labels: Sequence[Any], poole
         confidence=float(confidence))
 
 
+@takes("confidence")
 def pooled_upper_bound(member_hits_by_fit: Sequence[float], member_runs_by_fit: Sequence[float],
                        *, confidence: float = 0.95) -> float:
     """The pooled TPR's one-sided upper bound at ``confidence`` from its member runs' hits and
@@ -140,9 +139,7 @@ def pooled_upper_bound(member_hits_by_fit: Sequence[float], member_runs_by_fit: 
     ``member_runs_by_fit``): the bound over fits of :func:`risk._audit_bound.upper_bound`
     (``tpr_at_1pct_interval.high`` is the same bound at ``(1 + 0.95) / 2``); 1 with no member
     run at test."""
-    level = check_number(confidence, "confidence")
-    if not 0.0 < level < 1.0:
-        raise RiskInputError(f"`0 < confidence < 1` must hold, but got confidence={confidence!r}.")
+    level = float(argument(confidence, "confidence"))
     hits, runs = (np.asarray(v, dtype=float) for v in (member_hits_by_fit, member_runs_by_fit))
     if hits.shape != runs.shape or hits.ndim != 1 or (hits > runs).any() or (hits < 0).any():
         raise RiskInputError("`member_hits_by_fit` and `member_runs_by_fit` must be counts of "

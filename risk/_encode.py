@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from risk._validation import check_positive_int
+from risk._arguments import argument
 
 DEFAULT_NUMERIC_BINS = 20
 _INT64_HEADROOM = 2**62
@@ -81,7 +81,7 @@ def encode(
     change the codes' meaning for the others.
     """
     if numeric_bins is not None:
-        check_positive_int(numeric_bins, "numeric_bins")
+        argument(numeric_bins, "numeric_bins")
     sizes = [len(f) for f in frames]
     splits = np.cumsum(sizes)[:-1]
     fit_mask: np.ndarray | None = None

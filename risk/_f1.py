@@ -5,25 +5,28 @@ from __future__ import annotations
 
 import numpy as np
 
+from risk._arguments import argument, takes
 from risk._result import safe_ratio
-from risk._validation import RiskInputError, check_fraction
+from risk._validation import RiskInputError
 
 
+@takes("sampling_fraction")
 def naive_f1(sampling_fraction: float) -> float:
     """F1 of the adversary who calls everyone a member: precision t, recall 1 (design §3, step 6).
 
     ``0 < sampling_fraction < 1`` (a Python or numpy number).
     """
-    t = check_fraction(sampling_fraction, "sampling_fraction")
+    t = float(argument(sampling_fraction, "sampling_fraction"))
     return 2.0 * t / (1.0 + t)
 
 
+@takes("sampling_fraction")
 def relative_f1(f1: np.ndarray | float, sampling_fraction: float) -> np.ndarray:
     """``M = (F1 - F_naive) / (1 - F_naive)`` (El Emam et al. 2022; design §3, step 6).
 
     ``f1``: one F1 or an array of them, each in [0, 1]; ``0 < sampling_fraction < 1``.
     """
-    return _relative(_check_f1(f1), check_fraction(sampling_fraction, "sampling_fraction"))
+    return _relative(_check_f1(f1), float(argument(sampling_fraction, "sampling_fraction")))
 
 
 def _relative(f1: np.ndarray, t: float) -> np.ndarray:

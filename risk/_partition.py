@@ -10,7 +10,8 @@ import math
 
 import numpy as np
 
-from risk._validation import RiskInputError, check_fraction, check_positive_int
+from risk._arguments import argument
+from risk._validation import RiskInputError
 
 DEFAULT_ATTACK_CAP = 10_000
 MIN_MEMBERS = 20
@@ -28,8 +29,8 @@ def resolve_sampling_fraction(
             "2022); give the size N of the population the data were drawn from."
         )
     if sampling_fraction is not None:
-        return check_fraction(sampling_fraction, "sampling_fraction"), None
-    n_pop = check_positive_int(population_size, "population_size")
+        return float(argument(sampling_fraction, "sampling_fraction")), None
+    n_pop = int(argument(population_size, "population_size"))
     if n_pop < n_train + n_holdout:
         raise RiskInputError(
             "`population_size >= len(train) + len(holdout)` must hold (both are people of the "
@@ -56,7 +57,7 @@ def resolve_attack_size(requested: int | None, t: float, n_train: int, n_holdout
         return fewest_members <= k <= n_train and 1 <= a - k <= n_holdout
 
     if requested is not None:
-        a = check_positive_int(requested, "attack_size", minimum=2)
+        a = int(argument(requested, "attack_size"))
         if not fits(a):
             k = members_in_attack(a, t)
             raise RiskInputError(
@@ -121,15 +122,8 @@ def binding_warning(
 
 
 def check_threshold(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"`m_threshold` must be a number, but got {value!r}.")
-    v = float(value)
-    if not (math.isfinite(v) and v < 1.0):
-        raise RiskInputError(
-            f"`m_threshold < 1` must hold and be finite (M is at most 1), but got "
-            f"m_threshold={value!r}."
-        )
-    return v
+    """``m_threshold`` as its declaration allows it (:data:`risk._arguments.ARGUMENTS`)."""
+    return float(argument(value, "m_threshold"))
 
 
 def merged_colors(colors: np.ndarray, h: int) -> np.ndarray:

@@ -29,9 +29,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from risk._errors import RiskInputError
+from risk.params import Choices, Range, check
 
-class RiskInputError(ValueError):
-    """Raised when an input to a risk measure is malformed."""
+# the ranges several public arguments share, declared once (risk.params)
+OPEN_UNIT = Range(0, 1, closed="neither")  # a confidence level, a level alpha
+SHARE_ABOVE_ZERO = Range(0, 1, closed="right")  # a limit on a rate: 1 refuses nothing
 
 
 def _short(values: Iterable[Any], limit: int = 8) -> str:
@@ -319,13 +322,12 @@ def check_number(value: Any, name: str, *, finite: bool = True) -> float:
 
 
 def check_fraction(value: Any, name: str, *, low: float = 0.0, high: float = 1.0) -> float:
-    """Return ``value`` as a float strictly inside ``(low, high)``."""
+    """Return ``value`` as a float strictly inside ``(low, high)``
+    (:class:`risk.params.Range`, open at both ends)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"`{name}` must be a number, but got {value!r}.")
-    v = float(value)
-    if not (low < v < high):
-        raise RiskInputError(f"`{low} < {name} < {high}` must hold, but got {name}={value!r}.")
-    return v
+    return float(check(value, name, Range(low, None if math.isinf(high) else high,
+                                             closed="neither")))
 
 
 def check_positive_int(
@@ -334,18 +336,14 @@ def check_positive_int(
     """Return ``value`` as an int ``>= minimum`` (and ``<= maximum`` when given)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"`{name}` must be an integer, but got {value!r}.")
-    if value < minimum:
-        raise RiskInputError(f"`{name} >= {minimum}` must hold, but got {name}={value!r}.")
-    if maximum is not None and value > maximum:
-        raise RiskInputError(f"`{name} <= {maximum:_}` must hold, but got {name}={value!r}.")
-    return int(value)
+    return int(check(value, name, Range(minimum, maximum)))
 
 
 def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
     """Return ``value`` if it is one of ``choices``."""
-    if not isinstance(value, str) or value not in choices:
-        raise RiskInputError(f"`{name}` must be one of {list(choices)!r}, but got {value!r}.")
-    return str(value)
+    if not isinstance(value, str):
+        raise RiskInputError(f"`{name}` must be one of {tuple(choices)!r}, got {value!r}")
+    return str(check(value, name, Choices(tuple(choices))))
 
 
 def resolve_seed(random_state: Any) -> int:
@@ -360,9 +358,7 @@ def resolve_seed(random_state: Any) -> int:
             f"`random_state` must be an int or None, but got {type(random_state).__name__} "
             f"{random_state!r}."
         )
-    if random_state < 0:
-        raise RiskInputError(f"`random_state >= 0` must hold, but got {random_state!r}.")
-    return int(random_state)
+    return int(check(random_state, "random_state", Range(0)))
 
 
 def as_synthetic_sets(synthetic: Any) -> list[pd.DataFrame]:

@@ -78,12 +78,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from risk._arguments import DESIGNS as DESIGNS
+from risk._arguments import argument, takes
 from risk._audit_attacks import RADII, column_subsets, default_bandwidth, features, log_density
 from risk._audit_bound import fit_interval as fit_interval
 from risk._audit_checks import SHADOW_SIZE as SHADOW_SIZE
 from risk._audit_checks import check_options, check_release, resolve
 from risk._audit_game import Plan, TestRuns, plan_runs, play, score_targets
-from risk._audit_model import DESIGNS as DESIGNS
 from risk._audit_model import MAX_SHADOWS as MAX_SHADOWS
 from risk._audit_model import NULL_REFUSAL_ALLOWANCE as NULL_REFUSAL_ALLOWANCE
 from risk._audit_model import minimum_shadows as minimum_shadows
@@ -99,7 +100,6 @@ from risk._gower_coder import fit_coder, nearest_mean_distance
 from risk._result import Interval, Result
 from risk._validation import (
     RiskInputError,
-    check_positive_int,
     resolve_seed,
 )
 
@@ -204,6 +204,7 @@ class MembershipAuditResult(Result):
         return pooled_upper_bound(self.member_hits_by_fit, self.member_runs_by_fit,
                                   confidence=confidence)
 
+    @takes("tpr_limit", "alpha", "confidence")
     def verdict(self, *, tpr_limit: float = TPR_LIMIT, alpha: float = ALPHA,
                 confidence: float = 0.95) -> AuditVerdict:
         """Refused when the pooled TPR's one-sided upper bound at 1 % FPR (:meth:`pooled_upper`
@@ -227,6 +228,7 @@ class MembershipAuditResult(Result):
                                    self.fpr_at_1pct_interval.high, delta)
 
 
+@takes("neighbours")
 def vulnerability(train: pd.DataFrame, *, reference: pd.DataFrame | None = None,
                   columns: Sequence[str] | None = None, neighbours: int = 5) -> pd.Series:
     """Meeus et al.'s vulnerability of every training record: its mean Gower distance (DCR's
@@ -235,7 +237,7 @@ def vulnerability(train: pd.DataFrame, *, reference: pd.DataFrame | None = None,
     """
     ref = train if reference is None else reference
     train, ref, cols, kinds = resolve(train, ref, columns)
-    neighbours = check_positive_int(neighbours, "neighbours")
+    neighbours = int(argument(neighbours, "neighbours"))
     if len(train) <= neighbours:
         raise RiskInputError(f"`train` has {len(train)} record(s); the mean distance to the "
                              f"`neighbours` = {neighbours} nearest others needs more.")
@@ -244,6 +246,7 @@ def vulnerability(train: pd.DataFrame, *, reference: pd.DataFrame | None = None,
                      index=train.index, name="vulnerability")
 
 
+@takes("shadows", "shadow_size", "design", "neighbours")
 def membership_audit(
     train: pd.DataFrame,
     reference: pd.DataFrame,

@@ -34,13 +34,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from risk._arguments import argument, takes
 from risk._encode import DEFAULT_NUMERIC_BINS, combine_many, encode, lookup_counts
 from risk._neighbors import nearest_target_counts
 from risk._result import Interval, Result, safe_ratio, welch_interval
 from risk._validation import (
     RiskInputError,
     as_synthetic_sets,
-    check_choice,
     check_column_list,
     check_column_name,
     check_columns,
@@ -49,9 +49,6 @@ from risk._validation import (
     check_number,
     column_kinds,
 )
-
-MATCHING = ("exact", "nearest")
-MISSING = ("error", "category")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,7 +163,7 @@ def _prepare(
             f"`target` must not be one of the `keys`, but got target={target!r} and "
             f"keys={key_list!r}."
         )
-    check_choice(missing, "missing", MISSING)
+    argument(missing, "missing")
     cols = [*key_list, target]
     for name, frame in frames.items():
         check_frame(frame, name)
@@ -253,6 +250,7 @@ def _check_unmatched(value: object) -> float:
     return v
 
 
+@takes("matching", "numeric_bins", "missing")
 def cap_per_record(
     train: pd.DataFrame,
     synthetic: pd.DataFrame,
@@ -273,7 +271,7 @@ def cap_per_record(
     pass ``numpy.nan`` to tell them apart; any other value must lie in [0, 1]). Aligned with
     ``train``'s index.
     """
-    check_choice(matching, "matching", MATCHING)
+    argument(matching, "matching")
     fill = _check_unmatched(unmatched)
     frames = {"train": train, "synthetic": synthetic}
     prep = _prepare(frames, keys, target, numeric_bins, missing)
@@ -281,6 +279,7 @@ def cap_per_record(
     return pd.Series(caps, index=train.index, name=f"cap_{target}")
 
 
+@takes("matching", "numeric_bins", "missing")
 def cap(
     train: pd.DataFrame,
     synthetic: pd.DataFrame | Sequence[pd.DataFrame],
@@ -317,7 +316,7 @@ def cap(
         ``"error"`` (default) refuses missing keys/targets with a count per column;
         ``"category"`` treats a missing value as a category of its own.
     """
-    check_choice(matching, "matching", MATCHING)
+    argument(matching, "matching")
     sets = as_synthetic_sets(synthetic)
     frames = {"train": train}
     if holdout is not None:

@@ -48,6 +48,7 @@ import pandas as pd
 from scipy import stats
 from scipy.special import gammaln
 
+from risk._arguments import argument, takes
 from risk._encode import _bin, _numeric_values, combine_many, lookup_counts
 from risk._result import Interval, Result
 from risk._validation import (
@@ -55,7 +56,6 @@ from risk._validation import (
     check_column_list,
     check_columns,
     check_frame,
-    check_positive_int,
     column_kinds,
     same_columns,
 )
@@ -264,6 +264,7 @@ def replicated_uniques(
     return mask
 
 
+@takes("numeric_bins")
 def exact_copies(
     train: pd.DataFrame,
     synthetic: pd.DataFrame,
@@ -303,7 +304,7 @@ def exact_copies(
     if holdout is not None:
         frames["holdout"] = check_frame(holdout, "holdout")
     if numeric_bins is not None:
-        numeric_bins = check_positive_int(numeric_bins, "numeric_bins")
+        numeric_bins = int(argument(numeric_bins, "numeric_bins"))
     cols = _resolve_columns(frames, columns)
     ids, binned = record_ids(frames, cols, numeric_bins=numeric_bins)
     train_ids, syn_ids = ids[0], ids[1]

@@ -62,15 +62,14 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from risk._arguments import argument, takes
 from risk._gower import nearest_distances
 from risk._result import Interval, Result
 from risk._validation import (
     RiskInputError,
     check_column_list,
     check_columns,
-    check_fraction,
     check_frame,
-    check_positive_int,
     column_kinds,
     resolve_seed,
     same_columns,
@@ -194,6 +193,7 @@ def wilson_interval(successes: float, n: int, level: float) -> Interval:
                     "Wilson score, a tie as n_train / (n_train + n_holdout) of a success")
 
 
+@takes("max_synthetic", "confidence")
 def distance_to_closest_record(
     train: pd.DataFrame,
     synthetic: pd.DataFrame,
@@ -237,9 +237,9 @@ def distance_to_closest_record(
         "synthetic": check_frame(synthetic, "synthetic"),
     }
     cols, kinds = _resolve(frames, columns)
-    confidence = check_fraction(confidence, "confidence")
+    confidence = float(argument(confidence, "confidence"))
     if max_synthetic is not None:
-        max_synthetic = check_positive_int(max_synthetic, "max_synthetic")
+        max_synthetic = int(argument(max_synthetic, "max_synthetic"))
     seed = None
     evaluated = synthetic
     if max_synthetic is not None and len(synthetic) > max_synthetic:

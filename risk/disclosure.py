@@ -80,6 +80,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from risk._arguments import argument, takes
 from risk._disclosure_coding import MISSING_LABEL, _factor, _grouped, _Variable
 from risk._disclosure_tables import (
     MEASURES,
@@ -102,7 +103,6 @@ from risk._validation import (
     check_column_name,
     check_columns,
     check_frame,
-    check_positive_int,
     column_kinds,
 )
 
@@ -195,6 +195,7 @@ def _levels(value: Any) -> list[Any]:
 # ------------------------------------------------------------------------------ interface
 
 
+@takes("denom_lim")
 def disclosure(
     train: pd.DataFrame,
     synthetic: pd.DataFrame | Sequence[pd.DataFrame],
@@ -265,7 +266,7 @@ def disclosure(
         check_frame(frame, name)
         check_columns(frame, name, [*given, target], "key/target")
     kinds = column_kinds(frames, [*given, target])
-    check_positive_int(denom_lim, "denom_lim")
+    argument(denom_lim, "denom_lim")
     _flag("exclude_ov_denom_lim")(exclude_ov_denom_lim)
     _flag("use_target_na")(use_target_na)
     thresholds = _pair(thresh_1way, "thresh_1way"), _pair(thresh_2way, "thresh_2way")

@@ -27,12 +27,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from risk._arguments import argument, takes
 from risk._encode import combine_many, encode, lookup_counts
 from risk._result import Result
 from risk._validation import (
     RiskInputError,
     as_synthetic_sets,
-    check_choice,
     check_column_list,
     check_columns,
     check_frame,
@@ -179,6 +179,7 @@ def _radius_map(
     return {c: float(r) for c, r in chosen.items()}
 
 
+@takes("missing")
 def identification_risk(
     train: pd.DataFrame,
     synthetic: pd.DataFrame | Sequence[pd.DataFrame],
@@ -221,7 +222,7 @@ def identification_risk(
     overlap = sorted(set(known_l) & set(synth_l))
     if overlap:
         raise RiskInputError(f"A column cannot be both a key and synthesized: {overlap!r}.")
-    check_choice(missing, "missing", ("error", "category"))
+    argument(missing, "missing")
     cols = [*known_l, *synth_l]
     frames = {"train": train}
     frames.update({f"synthetic[{i}]": s for i, s in enumerate(sets)})

@@ -41,6 +41,7 @@ from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
+from risk._arguments import argument, takes
 from risk._knn import ExactKNN
 from risk._result import Interval, Result, newcombe_interval
 from risk._validation import (
@@ -48,7 +49,6 @@ from risk._validation import (
     check_column_list,
     check_column_name,
     check_columns,
-    check_fraction,
     check_frame,
     check_no_missing,
     column_kinds,
@@ -211,6 +211,7 @@ def _numeric_scores(y: np.ndarray, pred: np.ndarray, tol: float) -> tuple[float,
     return float(np.mean((pred.astype(float) - y) ** 2)), within
 
 
+@takes("tolerance")
 def attribute_inference(
     train: pd.DataFrame,
     synthetic: pd.DataFrame,
@@ -270,7 +271,7 @@ def attribute_inference(
             f"`target` must not be one of the `keys`, but got target={target!r} and "
             f"keys={key_list!r}."
         )
-    tol = check_fraction(tolerance, "tolerance", low=0.0, high=float("inf"))
+    tol = float(argument(tolerance, "tolerance"))
     frames = {"train": train, "synthetic": synthetic}
     if holdout is not None:
         frames["holdout"] = holdout

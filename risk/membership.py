@@ -29,6 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from risk._arguments import argument, takes
 from risk._encode import DEFAULT_NUMERIC_BINS, encode
 from risk._f1 import _relative
 from risk._f1 import naive_f1 as naive_f1
@@ -53,17 +54,12 @@ from risk._validation import (
     RiskInputError,
     check_column_list,
     check_columns,
-    check_fraction,
     check_frame,
-    check_positive_int,
     column_kinds,
     resolve_seed,
     same_columns,
 )
 from risk.loss import ACCEPTABLE_M
-
-MAX_REPEATS = 1_000_000
-"""Most attack sets one call draws: each costs (quasi-identifiers + 1) counts per class."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -176,6 +172,7 @@ def _resolve_qis(
     return qis
 
 
+@takes("numeric_bins")
 def membership_distances(
     records: pd.DataFrame,
     synthetic: pd.DataFrame,
@@ -199,6 +196,10 @@ def membership_distances(
     return pd.Series(dist, index=records.index, name="hamming_distance")
 
 
+@takes(
+    "population_size", "sampling_fraction", "hamming_threshold", "attack_size", "repeats",
+    "numeric_bins", "confidence", "ci_level", "m_threshold", "min_members",
+)
 def membership_disclosure(
     train: pd.DataFrame,
     holdout: pd.DataFrame,
@@ -292,11 +293,11 @@ def membership_disclosure(
             f"`0 <= hamming_threshold <= {p}` (the number of quasi-identifiers) must hold, but "
             f"got hamming_threshold={hamming_threshold}."
         )
-    repeats = check_positive_int(repeats, "repeats", maximum=MAX_REPEATS)
-    confidence = check_fraction(confidence, "confidence")
-    ci_level = check_fraction(ci_level, "ci_level")
+    repeats = int(argument(repeats, "repeats"))
+    confidence = float(argument(confidence, "confidence"))
+    ci_level = float(argument(ci_level, "ci_level"))
     m_threshold = check_threshold(m_threshold)
-    min_members = check_positive_int(min_members, "min_members")
+    min_members = int(argument(min_members, "min_members"))
     n_train, n_holdout = len(train), len(holdout)
     t, n_pop = resolve_sampling_fraction(n_train, n_holdout, population_size, sampling_fraction)
     a = resolve_attack_size(attack_size, t, n_train, n_holdout)

@@ -10,10 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from risk._arguments import argument, takes
 from risk._encode import combine, encode
-from risk._validation import check_frame, check_positive_int, column_kinds, same_columns
+from risk._validation import check_frame, column_kinds, same_columns
 
 
+@takes("bins")
 def hellinger_utility(train: pd.DataFrame, synthetic: pd.DataFrame, *, bins: int = 20) -> float:
     """``1 - H`` for the Hellinger distance H between the joint distributions of all columns.
 
@@ -25,7 +27,7 @@ def hellinger_utility(train: pd.DataFrame, synthetic: pd.DataFrame, *, bins: int
     """
     check_frame(train, "train")
     check_frame(synthetic, "synthetic")
-    n_bins = check_positive_int(bins, "bins")
+    n_bins = int(argument(bins, "bins"))
     frames = {"train": train, "synthetic": synthetic}
     cols = same_columns(frames)
     enc = encode([train, synthetic], cols, column_kinds(frames, cols), numeric_bins=n_bins)

@@ -330,7 +330,7 @@ def test_near_copies_count_only_with_bins():
 
 
 def test_numeric_bins_is_checked():
-    with pytest.raises(RiskInputError, match="numeric_bins >= 1"):
+    with pytest.raises(RiskInputError, match="`numeric_bins` must be >= 1"):
         exact_copies(TRAIN, SYNTHETIC, numeric_bins=0)
     with pytest.raises(TypeError, match="`numeric_bins` must be an integer"):
         exact_copies(TRAIN, SYNTHETIC, numeric_bins=2.5)

@@ -331,11 +331,11 @@ def test_bad_inputs_raise_naming_the_argument():
         call(TRAIN, SYNTHETIC.assign(x=SYNTHETIC["x"].astype(str)), holdout=HOLDOUT)
     with pytest.raises(TypeError, match="`confidence` must be a number"):
         call(TRAIN, SYNTHETIC, holdout=HOLDOUT, confidence="high")
-    with pytest.raises(RiskInputError, match="confidence < 1.0"):
+    with pytest.raises(RiskInputError, match=r"`confidence` must be in \(0, 1\)"):
         call(TRAIN, SYNTHETIC, holdout=HOLDOUT, confidence=1.5)
     with pytest.raises(TypeError, match="`max_synthetic` must be an integer"):
         call(TRAIN, SYNTHETIC, holdout=HOLDOUT, max_synthetic=2.5)
-    with pytest.raises(RiskInputError, match="max_synthetic >= 1"):
+    with pytest.raises(RiskInputError, match="`max_synthetic` must be >= 1"):
         call(TRAIN, SYNTHETIC, holdout=HOLDOUT, max_synthetic=0)
     with pytest.raises(TypeError, match="`random_state` must be an int or None"):
         call(TRAIN, SYNTHETIC, holdout=HOLDOUT, random_state="seed")

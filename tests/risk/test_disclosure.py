@@ -404,7 +404,7 @@ def test_result_is_frozen_and_flat():
         (dict(keys=["k", "t"]), risk.RiskInputError, "must not be one of the `keys`"),
         (dict(keys=["nope"]), risk.RiskInputError, "lacks the key/target column"),
         (dict(target=["t"]), TypeError, "`target` must be one column name"),
-        (dict(denom_lim=0), risk.RiskInputError, "denom_lim >= 1"),
+        (dict(denom_lim=0), risk.RiskInputError, "`denom_lim` must be >= 1"),
         (dict(denom_lim=2.5), TypeError, "`denom_lim` must be an integer"),
         (dict(exclude_ov_denom_lim="yes"), TypeError, "`exclude_ov_denom_lim` must be True"),
         (dict(use_keys_na=[True, False]), risk.RiskInputError, "one entry per key"),

@@ -63,7 +63,7 @@ def test_t_equal_one_and_missing_population_are_errors():
         risk.membership_disclosure(df, df, df)
     with pytest.raises(risk.RiskInputError, match="Exactly one of"):
         risk.membership_disclosure(df, df, df, population_size=100, sampling_fraction=0.1)
-    with pytest.raises(risk.RiskInputError, match="0.0 < sampling_fraction < 1.0"):
+    with pytest.raises(risk.RiskInputError, match=r"`sampling_fraction` must be in \(0, 1\)"):
         risk.membership_disclosure(df, df, df, sampling_fraction=1.0)
     with pytest.raises(risk.RiskInputError, match="population_size >= len"):
         risk.membership_disclosure(df, df, df, population_size=4)
@@ -457,7 +457,7 @@ def test_min_members_is_an_option():
     assert not risk.membership_disclosure(train, holdout, train, **kwargs).can_bind
     res = risk.membership_disclosure(train, holdout, train, min_members=5, **kwargs)
     assert res.can_bind and res.warning == "" and res.min_members == 5
-    with pytest.raises(risk.RiskInputError, match="min_members >= 1"):
+    with pytest.raises(risk.RiskInputError, match="`min_members` must be >= 1"):
         risk.membership_disclosure(train, holdout, train, min_members=0, **kwargs)
 
 
@@ -540,7 +540,8 @@ def test_acceptable_uses_the_configured_threshold():
         assert res.m == base.m and res.m_threshold == thr
         assert res.acceptable == (thr > base.m)
     for bad in (1.0, float("nan"), float("inf")):
-        with pytest.raises(risk.RiskInputError, match="m_threshold < 1"):
+        with pytest.raises(risk.RiskInputError,
+                           match=r"`m_threshold` must be < 1 \(M is at most 1\)"):
             risk.membership_disclosure(df, df, df, sampling_fraction=0.3, m_threshold=bad)
     with pytest.raises(TypeError, match="m_threshold"):
         risk.membership_disclosure(df, df, df, sampling_fraction=0.3, m_threshold="0.2")

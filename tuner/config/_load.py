@@ -16,16 +16,15 @@ from typing import Any
 import risk
 import risk.audit
 from tuner import measures
-from tuner.config._sections import AuditConfig, DataConfig, StudyConfig, UtilityConfig
-from tuner.config._values import ConfigError, raise_all, section, table
+from tuner.config._sections import (
+    AUDIT_BACKENDS,
+    AuditConfig,
+    DataConfig,
+    StudyConfig,
+    UtilityConfig,
+)
+from tuner.config._values import ConfigError, declared_problems, raise_all, section, table
 from tuner.synthesis import SYNTHESIZERS, narrow
-
-UTILITY_METRICS = ("quality_report", "hellinger", "efficacy")
-DEVICES = ("cpu", "cuda")
-MODES = ("single", "pareto")
-DP_DOMAINS = ("codebook", "data")  # where a DP family's domain may come from ([data] dp_domain)
-PICK_RULES = ("utility", "loss", "risk")  # which front point a Pareto study releases
-PRUNERS = ("hyperband", "halving", "none")  # what stops a neural trial at a checkpoint
 
 # more than any population of people (UN World Population Prospects 2024: 8.16e9)
 WORLD_POPULATION = 8_200_000_000
@@ -79,10 +78,6 @@ class RiskConfig(Mapping[str, Any]):
                      self.synthesized))
 
 
-AUDIT_DESIGNS = ("auto", "per_target", "shared")
-AUDIT_BACKENDS = ("local", "dask")  # where the refits run (tuner.release._audit_backend)
-
-
 @dataclasses.dataclass(frozen=True)
 class Config:
     data: DataConfig
@@ -97,61 +92,28 @@ class Config:
 
 
 def _problems(cfg: Config) -> list[str]:
-    """Every value out of range or inconsistent, each naming its key."""
+    """Every value outside its declared range or choices (:func:`tuner.config.key`), then
+    what no single key's declaration says: limits across keys, and what follows from them.
+    Each names its key; a key already refused is not refused again for what follows from it."""
     d, s, u = cfg.data, cfg.study, cfg.utility
-    errors = []
-    if d.population_size < 2:
-        errors.append(f"data.population_size must be >= 2, got {d.population_size}")
-    elif d.population_size > WORLD_POPULATION:
+    errors = [said for name, values in (("data", d), ("study", s), ("utility", u))
+              for said in declared_problems(name, values)]
+    if d.population_size > WORLD_POPULATION:
         errors.append(
             f"data.population_size = {d.population_size:,} is more people than live on Earth "
             f"(about {WORLD_POPULATION:,}, UN World Population Prospects 2024); give the size N "
             "of the population the data were drawn from")
-    if not 0.0 < d.train_fraction < 1.0:
-        errors.append(f"data.train_fraction must be in (0, 1), got {d.train_fraction}")
-    elif not 0.0 <= d.audit_fraction < 1.0 - d.train_fraction:
+    if 0.0 < d.train_fraction < 1.0 and d.audit_fraction >= 1.0 - d.train_fraction:
         errors.append(f"data.audit_fraction must be in [0, 1 - data.train_fraction = "
                       f"{1.0 - d.train_fraction:g}) so that a holdout is left, got "
                       f"{d.audit_fraction}")
-    if d.dp_domain not in DP_DOMAINS:
-        errors.append(f"data.dp_domain must be one of {DP_DOMAINS}, got {d.dp_domain!r}")
-    unknown = [x for x in s.synthesizers if x not in SYNTHESIZERS]
-    if unknown:
-        errors.append(f"study.synthesizers has unknown name(s) {unknown}; "
-                      f"valid: {sorted(SYNTHESIZERS)}")
-    elif not s.synthesizers:
+    if not s.synthesizers:
         errors.append(f"study.synthesizers is empty; name one or more of {sorted(SYNTHESIZERS)}")
-    if s.seed < 0:
-        errors.append(f"study.seed must be >= 0, got {s.seed}")
     if not s.name.strip():
         errors.append(f"study.name must be a non-empty name, got {s.name!r}")
-    if s.n_trials < 1:
-        errors.append(f"study.n_trials must be >= 1, got {s.n_trials}")
-    if s.workers < 1:
-        errors.append(f"study.workers must be >= 1, got {s.workers}")
-    if s.budget_minutes is not None and not s.budget_minutes > 0:
-        errors.append(f"study.budget_minutes must be > 0 minutes, got {s.budget_minutes}")
-    if s.timeout is not None and s.timeout <= 0:
-        errors.append(f"study.timeout must be > 0 seconds, got {s.timeout}")
-    if s.sample_size is not None and s.sample_size < 1:
-        errors.append(f"study.sample_size must be >= 1 rows, got {s.sample_size}")
-    if s.device not in DEVICES:
-        errors.append(f"study.device must be one of {DEVICES}, got {s.device!r}")
     errors += _partial_problems(s)
-    if s.mode not in MODES:
-        errors.append(f"study.mode must be one of {MODES}, got {s.mode!r}")
-    if s.pareto_pick not in PICK_RULES:
-        errors.append(f"study.pareto_pick must be one of {PICK_RULES}, got {s.pareto_pick!r}")
-    if s.first_checkpoint < 1:
-        errors.append(f"study.first_checkpoint must be >= 1 epoch, got {s.first_checkpoint}")
-    if s.patience < 1:
-        errors.append(f"study.patience must be >= 1 checkpoint, got {s.patience}")
-    if s.pruner not in PRUNERS:
-        errors.append(f"study.pruner must be one of {PRUNERS}, got {s.pruner!r}")
     errors += measures.check(cfg.risk)
     errors += _audit_problems(cfg.audit)
-    if u.metric not in UTILITY_METRICS:
-        errors.append(f"utility.metric must be one of {UTILITY_METRICS}, got {u.metric!r}")
     if u.metric == "efficacy" and not u.target:
         errors.append("utility.metric = 'efficacy' needs utility.target (a column)")
     for synth, narrowed in cfg.spaces.items():
@@ -172,27 +134,12 @@ def _problems(cfg: Config) -> list[str]:
 
 
 def _audit_problems(a: AuditConfig) -> list[str]:
-    """The ``[audit]`` keys, each problem naming its key."""
-    errors = []
-    if a.targets < 1:
-        errors.append(f"audit.targets must be >= 1, got {a.targets}")
-    if a.shadows < 8 or a.shadows % 2:
-        errors.append(f"audit.shadows must be even and >= 8 (half of the runs hold the "
-                      f"target, half of each half calibrates), got {a.shadows}")
-    if a.shadow_size < 2:
-        errors.append(f"audit.shadow_size must be >= 2 records, got {a.shadow_size}")
-    if a.design not in AUDIT_DESIGNS:
-        errors.append(f"audit.design must be one of {AUDIT_DESIGNS}, got {a.design!r}")
-    if a.jobs < 0:
-        errors.append(f"audit.jobs must be >= 0 (0: every core), got {a.jobs}")
-    if not 0.0 < a.tpr_limit <= 1.0:
-        errors.append(f"audit.tpr_limit must be in (0, 1], got {a.tpr_limit}")
-    if a.attempts < 1:
-        errors.append(f"audit.attempts must be >= 1 candidate, got {a.attempts}")
-    if not 0.0 < a.alpha < 1.0:
-        errors.append(f"audit.alpha must be in (0, 1), got {a.alpha}")
-    if a.max_minutes <= 0:
-        errors.append(f"audit.max_minutes must be > 0, got {a.max_minutes}")
+    """The ``[audit]`` keys, each problem naming its key: the declared ranges, an even number
+    of shadows, the backend, and a game large enough for the limit."""
+    errors = declared_problems("audit", a)
+    if a.shadows % 2:
+        errors.append(f"audit.shadows must be even (half of the runs hold the target), got "
+                      f"{a.shadows}")
     errors += _backend_problems(a)
     if a.enabled and not errors:
         errors += _audit_size_problems(a)
@@ -239,7 +186,7 @@ def _backend_problems(a: AuditConfig) -> list[str]:
     import importlib.util
 
     if a.backend not in AUDIT_BACKENDS:
-        return [f"audit.backend must be one of {AUDIT_BACKENDS}, got {a.backend!r}"]
+        return []  # said by its declaration
     if a.backend == "local" and a.scheduler:
         return [f"audit.scheduler = {a.scheduler!r} is for audit.backend = 'dask', and the "
                 "backend is 'local': set backend = \"dask\", or remove the scheduler"]
@@ -265,9 +212,7 @@ def _partial_problems(s: StudyConfig) -> list[str]:
             errors.append(f"study.sample_size = {s.sample_size} cannot be used with "
                           "study.synthesize: a partially synthetic release has one row per "
                           "training record (row i is record i)")
-    if s.synthetic_sets < 1:
-        errors.append(f"study.synthetic_sets must be >= 1, got {s.synthetic_sets}")
-    elif s.synthetic_sets > 1 and s.synthesize is None:
+    if s.synthetic_sets > 1 and s.synthesize is None:
         errors.append(f"study.synthetic_sets = {s.synthetic_sets} needs study.synthesize: m "
                       "sets are released in partial synthesis (row i of each is record i); a "
                       "fully synthetic release is one set")

@@ -18,7 +18,7 @@ from optuna.distributions import CategoricalDistribution, FloatDistribution, Int
 
 from tuner import measures
 from tuner.config import _load as config
-from tuner.config._values import kinds_of
+from tuner.config._values import kinds_of, rule_of
 from tuner.synthesis import SYNTHESIZERS
 
 SECTIONS = (("data", config.DataConfig), ("study", config.StudyConfig),
@@ -55,6 +55,24 @@ def _space(dist: Any) -> str:
     return type(dist).__name__
 
 
+def _allowed(rule: Any) -> str:
+    """A key's declared range or choices as the page says it ("" for its type only)."""
+    return "" if rule is None else rule.expected().replace("|", "\\|")
+
+
+def section_table(name: str, cls: type) -> list[str]:
+    """The lines of section ``[name]``: its dataclass's first docstring line and one row per
+    key, read from the key's declaration alone (:func:`tuner.config.key`)."""
+    doc = (cls.__doc__ or "").strip().splitlines()[0].replace("``", "`")
+    out = [f"## [{name}]", "", doc, "",
+           "| key | type | default | allowed | what |", "|---|---|---|---|---|"]
+    kinds = kinds_of(cls)
+    for f in dataclasses.fields(cls):
+        out.append(f"| `{f.name}` | {_type(kinds[f.name])} | {_toml(f.default)} | "
+                   f"{_allowed(rule_of(f))} | {f.metadata.get('help', '')} |")
+    return out + [""]
+
+
 def reference() -> str:
     """The page, as Markdown."""
     out = ["# Config reference", "",
@@ -63,22 +81,15 @@ def reference() -> str:
            "unknown key, a value of the wrong type or out of range, or a column the data lack "
            "is refused before any trial, naming the key (exit 2).", ""]
     for name, cls in SECTIONS:
-        doc = (cls.__doc__ or "").strip().splitlines()[0].replace("``", "`")
-        out += [f"## [{name}]", "", doc, "",
-                "| key | type | default | what |", "|---|---|---|---|"]
-        kinds = kinds_of(cls)
-        for f in dataclasses.fields(cls):
-            out.append(f"| `{f.name}` | {_type(kinds[f.name])} | {_toml(f.default)} | "
-                       f"{f.metadata.get('help', '')} |")
-        out.append("")
+        out += section_table(name, cls)
     out += ["## [risk]", "",
             "Every option of the measure registry (`tuner/measures/`): a limit bounds a "
             "constraint of every trial; an unset limit is logged, not enforced.", "",
-            "| key | type | default | what | measure |", "|---|---|---|---|---|"]
+            "| key | type | default | allowed | what | measure |", "|---|---|---|---|---|---|"]
     owner = {o.key: spec.name for spec in measures.MEASURES.values() for o in spec.options}
     for key, opt in measures.options().items():
-        out.append(f"| `{key}` | {_type(opt.kind)} | {_toml(opt.default)} | {opt.help} | "
-                   f"{owner[key]} |")
+        out.append(f"| `{key}` | {_type(opt.kind)} | {_toml(opt.default)} | "
+                   f"{_allowed(opt.valid)} | {opt.help} | {owner[key]} |")
     out += ["", "## [space.FAMILY]", "",
             "Each family's search space; a config may narrow a range or a set of choices "
             "(`[space.ctgan] epochs = [5, 20]`), never widen it.", ""]

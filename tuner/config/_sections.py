@@ -9,7 +9,20 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+from risk.params import Choices, Range
 from tuner.config._values import key
+from tuner.synthesis import SYNTHESIZERS
+
+UTILITY_METRICS = ("quality_report", "hellinger", "efficacy")
+DEVICES = ("cpu", "cuda")
+MODES = ("single", "pareto")
+DP_DOMAINS = ("codebook", "data")  # where a DP family's domain may come from ([data] dp_domain)
+PICK_RULES = ("utility", "loss", "risk")  # which front point a Pareto study releases
+PRUNERS = ("hyperband", "halving", "none")  # what stops a neural trial at a checkpoint
+AUDIT_DESIGNS = ("auto", "per_target", "shared")
+AUDIT_BACKENDS = ("local", "dask")  # where the refits run (tuner.release._audit_backend)
+
+AT_LEAST_ONE = Range(1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -19,7 +32,7 @@ class DataConfig:
     path: Path = key(help="the table: a CSV (.csv, .data, .test, .txt) or Parquet file, relative "
                           "to the config's folder; or builtin:adult, builtin:fair")
     population_size: int = key(help="N, the people the table was drawn from (M's t = n_train / N);"
-                                    " at least the table's records")
+                                    " at least the table's records", valid=Range(2))
     population_note: str = key("", help="where N comes from, shown in the report")
     columns: tuple[str, ...] | None = key(None, help="the columns to use (default: every one)")
     header_names: tuple[str, ...] | None = key(
@@ -28,10 +41,11 @@ class DataConfig:
     keys: tuple[str, ...] | None = key(
         None, help="what an intruder may know of a person: the quasi-identifiers M's attack "
                    "matches on (default: every column)")
-    train_fraction: float = key(0.5, help="share of the records the synthesisers are fitted on")
+    train_fraction: float = key(0.5, help="share of the records the synthesisers are fitted on",
+                                     valid=Range(0, 1, closed="neither"))
     audit_fraction: float = key(
         0.2, help="share sealed for the release audit, read at release only (0: none); the "
-                  "holdout is what is left")
+                  "holdout is what is left", valid=Range(0, 1, closed="left"))
     stratify: str | None = key(None, help="a column the split keeps the shares of")
     missing_codes: dict[str, tuple[Any, ...]] | None = key(
         None, help="per column, codes read as missing, e.g. {income = [-8]} (SD2011)")
@@ -51,11 +65,12 @@ class DataConfig:
     dp_domain: str = key("codebook", help='"codebook": mst and aim need every column in '
                                           '[data] codebook (else exit 2); "data": a domain read '
                                           "from the data is accepted, and the release is then "
-                                          "said not to be DP")
+                                          "said not to be DP", valid=Choices(DP_DOMAINS))
     protect_k: int = key(10, help="value protection before any fit: numbers and dates beyond the "
                                  "k-th largest or smallest training value top- or bottom-coded "
                                  "to it, categories held by fewer than k training records merged "
-                                 "into one protected level (0: off; full synthesis only)")
+                                 "into one protected level (0: off; full synthesis only)",
+                                 valid=Range(0, note="0: off"))
     keep_as_data: tuple[str, ...] = key(
         (), help="columns found as direct identifiers (by name, content or uniqueness) that are "
                  "not: kept and synthesised as data (else refused)")
@@ -67,43 +82,49 @@ class StudyConfig:
 
     name: str = key("risk-tuner", help="the study's name in Optuna and MLflow")
     synthesizers: tuple[str, ...] = key(("gaussian_copula", "cart"),
-                                        help="families searched (see [space.FAMILY] below)")
-    n_trials: int = key(20, help="trial budget, over every worker")
-    timeout: float | None = key(None, help="seconds after which no trial starts")
+                                        help="families searched (see [space.FAMILY] below)",
+                                        valid=Choices(tuple(SYNTHESIZERS)))
+    n_trials: int = key(20, help="trial budget, over every worker", valid=AT_LEAST_ONE)
+    timeout: float | None = key(None, help="seconds after which no trial starts",
+                                      valid=Range(0, closed="neither", unit="seconds"))
     budget_minutes: float | None = key(
         None, help="minutes for the whole job, trials and release audit: the search keeps back "
                    "the audit time estimated from the candidates' own fits (and a refusal's); "
-                   "one too small for any audit is refused before the first trial")
+                   "one too small for any audit is refused before the first trial",
+                   valid=Range(0, closed="neither", unit="minutes"))
     seed: int = key(0, help="the one seed everything derives from (split, samplers, fits), "
-                            "mixed with the study's secret")
+                            "mixed with the study's secret", valid=Range(0))
     public_seed: bool = key(False, help="true: no secret, the split, fits and DP noise follow "
                                         "from seed alone (tests, demos on public data; anyone "
                                         "who guesses it rebuilds the split)")
-    workers: int = key(1, help="worker processes on this machine")
+    workers: int = key(1, help="worker processes on this machine", valid=AT_LEAST_ONE)
     output: Path = key(Path("runs"), help="output folder (study.db, mlflow.db, release/)")
     storage: str | None = key(None, help="Optuna storage URL (default: SQLite in output); "
                                          "postgresql://... for many machines")
     mlflow_uri: str | None = key(None, help="MLflow tracking URI (default: SQLite in output)")
-    device: str = key("cpu", help='"cpu" or "cuda" for the neural families')
-    sample_size: int | None = key(None, help="synthetic records per trial (default: n_train)")
+    device: str = key("cpu", help='"cpu" or "cuda" for the neural families', valid=Choices(DEVICES))
+    sample_size: int | None = key(None, help="synthetic records per trial (default: n_train)",
+                                        valid=Range(1, unit="rows"))
     synthesize: tuple[str, ...] | None = key(
         None, help="partial synthesis: the columns to synthesise (default: every column)")
     synthetic_sets: int = key(1, help="m released sets per trial (Reiter 2003), partial "
-                                      "synthesis only")
+                                      "synthesis only", valid=AT_LEAST_ONE)
     mode: str = key("single", help='"single": minimise the risk-utility loss; "pareto": '
-                                   "maximise U and minimise M")
+                                   "maximise U and minimise M", valid=Choices(MODES))
     pareto_pick: str = key("utility", help='the front point released in Pareto mode: "utility",'
-                                           ' "loss" or "risk"')
+                                           ' "loss" or "risk"', valid=Choices(PICK_RULES))
     checkpoints: bool = key(True, help="neural families (ctgan, tvae, copulagan) scored at "
                                        "epochs first_checkpoint x 3^k and at their last: the "
                                        "trial's candidate is its best feasible checkpoint "
                                        "(full synthesis only)")
-    first_checkpoint: int = key(5, help="the first epoch count a neural trial is scored at")
+    first_checkpoint: int = key(5, help="the first epoch count a neural trial is scored at",
+                                   valid=Range(1, unit="epoch"))
     patience: int = key(2, help="a neural trial stops training after this many checkpoints in "
-                                "a row over a risk limit (it only memorises more)")
+                                "a row over a risk limit (it only memorises more)",
+                                valid=Range(1, unit="checkpoint"))
     pruner: str = key("hyperband", help='stops unpromising neural trials at a checkpoint: '
                                         '"hyperband", "halving" (successive halving) or "none" '
-                                        "(single mode only)")
+                                        "(single mode only)", valid=Choices(PRUNERS))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,35 +133,41 @@ class AuditConfig:
 
     enabled: bool = key(True, help="run the membership audit at release")
     targets: int = key(40, help="K: the most vulnerable training records attacked, each "
-                                "tested one by one")
+                                "tested one by one", valid=AT_LEAST_ONE)
     shadows: int = key(300, help="R: shadow tables per target, half with it (even); half of "
                                  "them test, and the pooled bound over those fits needs about "
-                                 "250 at the defaults (risk.audit.minimum_shadows)")
+                                 "250 at the defaults (risk.audit.minimum_shadows)",
+                                 valid=Range(8, note="half of the runs hold the target, half "
+                                                        "of each half calibrates"))
     shadow_size: int = key(1000, help="records per shadow table (the holdout's size when "
-                                      "smaller)")
+                                      "smaller)", valid=Range(2, unit="records"))
     design: str = key("shared", help='"shared" (shadows fits, each holding every target with '
                                      'probability one half), "per_target" (targets x shadows '
                                      'fits), or "auto": per target when it fits in max_minutes, '
-                                     "else shared")
-    jobs: int = key(0, help="processes for the refits; 0: every core this process may use")
+                                     "else shared", valid=Choices(AUDIT_DESIGNS))
+    jobs: int = key(0, help="processes for the refits; 0: every core this process may use",
+                       valid=Range(0, note="0: every core"))
     tpr_limit: float = key(0.05, help="the most the pooled TPR at 1 % FPR of a release may be "
                                       "(its one-sided upper bound over the test fits, at "
                                       "confidence 1 - 0.05 / attempts, must be within it), "
-                                      "and any one person's (flagged when shown beyond it)")
+                                      "and any one person's (flagged when shown beyond it)",
+                                      valid=Range(0, 1, closed="right"))
     attempts: int = key(3, help="the most candidates the release audits in turn: each one's "
                                 "pooled bound is held at confidence 1 - 0.05 / attempts "
                                 "(Bonferroni), so a leaky generator passes one of them no more "
-                                "often than one audit at 95 % lets it; then no release")
+                                "often than one audit at 95 % lets it; then no release",
+                                valid=AT_LEAST_ONE)
     alpha: float = key(0.05, help="the family-wise level of the per-person test: a release "
                                   "that exposes nobody beyond tpr_limit has someone flagged at "
-                                  "most this often")
+                                  "most this often", valid=Range(0, 1, closed="neither"))
     backend: str = key("local", help='where the refits run: "local" (jobs processes here) or '
                                      '"dask" (a Dask cluster: the scheduler below, or jobs '
-                                     "local workers)")
+                                     "local workers)", valid=Choices(AUDIT_BACKENDS))
     scheduler: str | None = key(None, help='the Dask scheduler\'s address, "tcp://host:8786" '
                                            '(backend = "dask"; none: a local cluster)')
     max_minutes: float = key(30.0, help="an audit estimated longer does not run: its trial is "
-                                        "passed over, the next best feasible one audited")
+                                        "passed over, the next best feasible one audited",
+                                        valid=Range(0, closed="neither", unit="minutes"))
     required: bool = key(True, help="never release unaudited (false: a trial whose audit "
                                     "cannot run is released marked not audited)")
 
@@ -156,5 +183,5 @@ class UtilityConfig:
     """The ``[utility]`` section: U, the utility the loss rewards."""
 
     metric: str = key("quality_report", help='"quality_report" (SDMetrics), "hellinger" or '
-                                             '"efficacy" (TSTR)')
+                                             '"efficacy" (TSTR)', valid=Choices(UTILITY_METRICS))
     target: str | None = key(None, help="the column efficacy predicts")

@@ -16,13 +16,51 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from risk.params import Rule, problem
 from tuner.errors import ConfigError
 
 
-def key(default: Any = dataclasses.MISSING, *, help: str) -> Any:  # noqa: A002
-    """A config key: its default (none: required) and one line of help, which the config
-    reference (``docs/config.md``, :mod:`tuner.config`) prints."""
-    return dataclasses.field(default=default, metadata={"help": help})
+def key(default: Any = dataclasses.MISSING, *, help: str,  # noqa: A002
+        valid: Rule | None = None) -> Any:
+    """A config key, declared once: its type (the field's annotation), its default (none:
+    required), its range or choices (``valid``, a :mod:`risk.params` rule) and one line of help.
+    From this come its check (:func:`declared_problems`), its row in the config reference
+    (``docs/config.md``) and its bad-value tests (:func:`bad_values`)."""
+    return dataclasses.field(default=default, metadata={"help": help, "valid": valid})
+
+
+def rule_of(field: dataclasses.Field[Any]) -> Rule | None:
+    """The range or choices a config key was declared with (``None``: its type only)."""
+    rule: Rule | None = field.metadata.get("valid")
+    return rule
+
+
+def declared_problems(name: str, values: Any) -> list[str]:
+    """Every key of section ``[name]`` (a section dataclass) outside its declared range or
+    choices, in :func:`risk.params.problem`'s words (an unset key is not checked)."""
+    return [said for f in dataclasses.fields(values)
+            if (rule := rule_of(f)) is not None and (value := getattr(values, f.name)) is not None
+            and (said := problem(f"{name}.{f.name}", rule, value))]
+
+
+# a value of the wrong type for each kind of key (TOML's types: a float for an int, ...)
+_WRONG_TYPE: dict[str, Any] = {
+    "path": 1, "columns": "age", "codes": ["-8"], "formats": {"a": "day-month"},
+    "bool": "yes", "int": 2.5, "float": "0.5", "str": 1,
+}
+
+
+def bad_values(kind: str, rule: Rule | None) -> list[Any]:
+    """The values a test gives a key of ``kind`` declared with ``rule``, each of which must be
+    refused naming the key: one of the wrong type, and those just beyond its range or outside
+    its choices (for a list, a list holding one). A kind without a wrong-type value fails."""
+    if kind not in _WRONG_TYPE:
+        raise TypeError(f"no bad value is known for a config key of kind {kind!r}")
+    out = [_WRONG_TYPE[kind]]
+    if rule is not None:
+        outside = list(rule.outside(integer=kind == "int"))
+        out += [[v] for v in outside] if kind == "columns" else outside
+    return out
 
 
 _KINDS: dict[Any, str] = {Path: "path", bool: "bool", int: "int", float: "float", str: "str"}

@@ -11,14 +11,15 @@ from typing import Any
 
 import risk
 from risk.disclosure import MEASURES as DISCLOSURE_MEASURES
+from risk.params import Range
 from tuner.measures._base import (
+    DIFFERENCE_LIMIT,
     Bound,
     Inputs,
     MeasureSpec,
     Option,
     Outcome,
     ReportRow,
-    difference_limit,
     fmt,
     num,
 )
@@ -129,9 +130,6 @@ def _inference_report(label: str, r: Any, o: Mapping[str, Any]) -> list[ReportRo
         "training records than for records it never saw.")]
 
 
-def _percent(key: str) -> Any:
-    return lambda v: (None if v is None or 0.0 <= v <= 100.0
-                      else f"risk.{key} must be in [0, 100], got {v}")
 
 
 SPECS = (
@@ -142,7 +140,7 @@ SPECS = (
                    "what the intruder knows of a target, for CAP, DiSCO and inference"),
             Option("cap_targets", "columns", (), "sensitive columns read off the release"),
             Option("cap_limit", "float", 0.05, "CAP(train) - CAP(holdout) <= cap_limit",
-                   difference_limit("cap_limit")),
+                   valid=DIFFERENCE_LIMIT),
         ),
         enabled=lambda o: bool(o["cap_targets"]),
         compute=_cap,
@@ -157,7 +155,7 @@ SPECS = (
         options=(
             Option("disco_limit", "float", None,
                    "synthpop's DiSCO (percent) <= disco_limit; unset: logged, not a constraint",
-                   _percent("disco_limit")),
+                   valid=Range(0, 100, unit="percent")),
         ),
         enabled=lambda o: bool(o["cap_targets"]),
         compute=_disclosure,
@@ -173,7 +171,7 @@ SPECS = (
                    "from attribute_keys"),
             Option("inference_limit", "float", 0.05,
                    "inference risk(train) - (holdout) <= inference_limit",
-                   difference_limit("inference_limit")),
+                   valid=DIFFERENCE_LIMIT),
         ),
         enabled=lambda o: bool(o["inference_targets"]),
         compute=_inference,

@@ -10,18 +10,22 @@ from typing import Any, Literal
 import pandas as pd
 
 import risk
+from risk.params import Range, Rule
 
 
 @dataclasses.dataclass(frozen=True)
 class Option:
-    """One ``[risk]`` key: its type (``float``, ``int``, ``columns`` for a list of column names),
-    default, a check returning an error message (or ``None``) and one line of help."""
+    """One ``[risk]`` key, declared once: its type (``float``, ``int``, ``columns`` for a list
+    of column names), default, one line of help and its range or choices (``valid``, a
+    :mod:`risk.params` rule; an unset option is not checked). Its check
+    (:func:`tuner.measures.check`), its row in ``docs/config.md`` and its bad-value tests come
+    from this."""
 
     key: str
     kind: Literal["float", "int", "columns", "bool", "str"]
     default: Any
     help: str
-    check: Callable[[Any], str | None] | None = None
+    valid: Rule | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,20 +165,10 @@ def fmt(value: float | None, digits: int = 4) -> str:
     return "undefined" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
 
 
-def open_unit(key: str) -> Callable[[Any], str | None]:
-    """Check: the value lies in (0, 1)."""
-    return lambda v: None if 0.0 < v < 1.0 else f"risk.{key} must be in (0, 1), got {v}"
-
-
-def at_least(key: str, low: int) -> Callable[[Any], str | None]:
-    """Check: the value is at least ``low``."""
-    return lambda v: None if v >= low else f"risk.{key} must be >= {low}, got {v}"
-
-
-def difference_limit(key: str) -> Callable[[Any], str | None]:
-    """Check: a limit on a train-minus-holdout difference of two shares lies in [0, 1]. A
-    negative limit would ask the release to resemble the holdout more than its own training
-    data: chance alone fails that about half the time, so it refuses safe data at random."""
-    return lambda v: (None if math.isfinite(v) and 0.0 <= v <= 1.0
-                      else f"risk.{key} must be a difference in [0, 1] (0: the release may not "
-                           f"resemble the training records more than the holdout), got {v}")
+# the ranges several options share
+OPEN_UNIT = Range(0, 1, closed="neither")
+# a limit on a train-minus-holdout difference of two shares lies in [0, 1]. A negative limit
+# would ask the release to resemble the holdout more than its own training data: chance alone
+# fails that about half the time, so it refuses safe data at random
+DIFFERENCE_LIMIT = Range(0, 1, note="a difference; 0: the release may not resemble the "
+                                       "training records more than the holdout")

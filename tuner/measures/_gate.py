@@ -42,14 +42,15 @@ import numpy as np
 import pandas as pd
 
 import risk
+from risk.params import Choices
 from tuner.measures._base import (
+    DIFFERENCE_LIMIT,
     Bound,
     Inputs,
     MeasureSpec,
     Option,
     Outcome,
     ReportRow,
-    difference_limit,
     num,
 )
 from tuner.measures._identification import synthesized
@@ -188,9 +189,6 @@ def _unique_metrics(r: Any) -> dict[str, float]:
     return {"released_unique_copies": float(r.train_unique_copies)}
 
 
-def _policy(v: Any) -> str | None:
-    return None if v in UNIQUES_POLICIES else (
-        f"risk.replicated_uniques must be one of {UNIQUES_POLICIES}, got {v!r}")
 
 
 SPECS = (
@@ -199,10 +197,10 @@ SPECS = (
         options=(
             Option("replicated_uniques", "str", "remove",
                    "'remove' synthetic copies of train-unique records before scoring, or make "
-                   "the trial 'infeasible'", _policy),
+                   "the trial 'infeasible'", valid=Choices(UNIQUES_POLICIES)),
             Option("copy_limit", "float", 0.05,
                    "exact-copy share of train - that of holdout <= copy_limit",
-                   difference_limit("copy_limit")),
+                   valid=DIFFERENCE_LIMIT),
         ),
         enabled=lambda o: not synthesized(o),
         compute=_copies,
@@ -228,7 +226,7 @@ SPECS = (
             Option("near_copy_limit", "float", 0.05,
                    "share of synthetic records equal to a train record with numeric columns "
                    "binned (numeric_bins), minus that of holdout, <= near_copy_limit",
-                   difference_limit("near_copy_limit")),
+                   valid=DIFFERENCE_LIMIT),
         ),
         enabled=lambda o: not synthesized(o),
         compute=_near_copies,
@@ -242,7 +240,7 @@ SPECS = (
         options=(
             Option("dcr_limit", "float", 0.1,
                    "share of synthetic records closer to train than holdout, minus its "
-                   "expected value, <= dcr_limit", difference_limit("dcr_limit")),
+                   "expected value, <= dcr_limit", valid=DIFFERENCE_LIMIT),
         ),
         enabled=lambda o: not synthesized(o),
         compute=_dcr,

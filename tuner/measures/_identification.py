@@ -42,6 +42,7 @@ from typing import Any
 import pandas as pd
 
 import risk
+from risk.params import Range
 from tuner.measures._base import Bound, Inputs, MeasureSpec, Option, Outcome, ReportRow, fmt
 
 
@@ -171,14 +172,8 @@ def _report(label: str, r: Any, o: Mapping[str, Any]) -> list[ReportRow]:
     ]
 
 
-def _positive(key: str, high: float) -> Any:
-    return lambda v: (None if v is None or (math.isfinite(v) and 0.0 < v <= high)
-                      else f"risk.{key} must be in (0, {high:g}], got {v}")
 
 
-def _share_limit(key: str, example: str) -> Any:
-    return lambda v: (None if math.isfinite(v) and 0.0 <= v <= 1.0 else
-                      f"risk.{key} must be a share of the targets in [0, 1] ({example}), got {v}")
 
 
 def _checks(o: Mapping[str, Any]) -> list[str]:
@@ -237,17 +232,18 @@ OPTIONS = (
            "less the synthesised columns"),
     Option("identification_radius", "float", None,
            "continuous synthesised values within this radius of the truth match (strictly)",
-           _positive("identification_radius", math.inf)),
+           valid=Range(0, closed="neither")),
     Option("identification_relative_radius", "bool", False,
            "the radius is a share of the true value (|x' - x| < r |x|)"),
     Option("emr_limit", "float", 0.01,
            "expected match risk as a share of the targets, EMR / N <= emr_limit",
-           _share_limit("emr_limit", "Hu's ACS synthesis: 41.37 / 10,000 = 0.0041")),
+           valid=Range(0, 1, note="a share of the targets; Hu's ACS synthesis: "
+                                                "41.37 / 10,000 = 0.0041")),
     Option("tmr_limit", "float", 0.005, "true match rate <= tmr_limit",
-           _share_limit("tmr_limit", "Hu's ACS synthesis: 0.0005")),
+           valid=Range(0, 1, note="a share of the targets; Hu's ACS synthesis: 0.0005")),
     Option("fmr_floor", "float", None,
            "false match rate >= fmr_floor (unset: logged, not a constraint)",
-           _positive("fmr_floor", 1.0)),
+           valid=Range(0, 1, closed="right")),
 )
 
 SPECS = (

@@ -26,20 +26,20 @@ from typing import Any
 import pandas as pd
 
 import risk
+from risk.params import Choices, Range
 from tuner.measures._base import (
+    OPEN_UNIT,
     Bound,
     Inputs,
     MeasureSpec,
     Option,
     Outcome,
     ReportRow,
-    at_least,
-    open_unit,
 )
 
 NUMERIC_BINS = Option("numeric_bins", "int", 20,
                       "numeric columns with more distinct values are cut into this many bins",
-                      at_least("numeric_bins", 1))
+                      valid=Range(1))
 
 
 def _membership(inp: Inputs, synthetic: pd.DataFrame, seed: int, *,
@@ -126,9 +126,6 @@ CI_MEANING = ("The confidence interval covers, in that share of releases, the M 
               "attack sets on the holdout vary, not a confidence interval.")
 
 
-def _decision(v: Any) -> str | None:
-    return None if v in DECISIONS else (
-        f"risk.m_decision must be one of {DECISIONS}, got {v!r}")
 
 
 SPECS = (
@@ -137,17 +134,18 @@ SPECS = (
         options=(
             Option("m_threshold", "float", 0.2,
                    "M <= m_threshold is a hard constraint and discounts the loss",
-                   open_unit("m_threshold")),
+                   valid=OPEN_UNIT),
             Option("hamming_threshold", "int", 0,
                    "claim 'member' within this many differing quasi-identifiers",
-                   at_least("hamming_threshold", 0)),
+                   valid=Range(0)),
             Option("m_decision", "str", "estimate",
                    "'estimate': feasible when M <= m_threshold; 'upper': also the upper end of "
-                   "M's confidence interval (m_level) must be <= m_threshold", _decision),
+                   "M's confidence interval (m_level) must be <= m_threshold",
+                   valid=Choices(DECISIONS)),
             Option("m_level", "float", 0.95,
                    "confidence level of M's confidence interval (reported, and decided on under "
-                   "m_decision = 'upper')", open_unit("m_level")),
-            Option("repeats", "int", 100, "attack sets drawn", at_least("repeats", 1)),
+                   "m_decision = 'upper')", valid=OPEN_UNIT),
+            Option("repeats", "int", 100, "attack sets drawn", valid=Range(1)),
             NUMERIC_BINS,
         ),
         enabled=lambda o: True,

@@ -9,6 +9,7 @@ from types import MappingProxyType
 from typing import Any
 
 import risk
+from risk.params import problem
 from tuner.measures import _attribute as attribute
 from tuner.measures import _gate as gate
 from tuner.measures import _identification as identification
@@ -127,7 +128,8 @@ def column_options(opts: Mapping[str, Any]) -> dict[str, Sequence[str]]:
 
 def check(opts: Mapping[str, Any]) -> list[str]:
     """Every problem with the option values (empty when they are fine)."""
-    errors = [msg for k, o in options().items() if o.check and (msg := o.check(opts[k]))]
+    errors = [said for k, o in options().items() if o.valid is not None and opts[k] is not None
+              and (said := problem(f"risk.{k}", o.valid, opts[k]))]
     for spec in MEASURES.values():
         if spec.checks:
             errors += spec.checks(opts)

@@ -144,7 +144,7 @@ def test_config_collects_every_partial_problem(tmp_path):
     assert "study.synthesize is empty" in msg
     assert "study.synthetic_sets must be >= 1, got 0" in msg
     assert "study.sample_size = 10 cannot be used with study.synthesize" in msg
-    assert "risk.emr_limit must be a share of the targets in [0, 1]" in msg
+    assert "risk.emr_limit must be in [0, 1] (a share of the targets" in msg
 
 
 def test_identification_needs_partial_synthesis(tmp_path):
