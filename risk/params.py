@@ -22,7 +22,7 @@ import functools
 import inspect
 import math
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, Literal, TypeVar
 
 import numpy as np
@@ -96,12 +96,14 @@ class Range:
 
 @dataclasses.dataclass(frozen=True)
 class Choices:
-    """One of ``values`` (strings); for a list-valued setting, each of its items."""
+    """One of ``values`` (strings); for a list-valued setting, each of its items. ``values``
+    may be a live registry (a mapping whose keys are the choices: a family registered later is
+    a choice too)."""
 
-    values: tuple[str, ...]
+    values: Collection[str]
 
     def expected(self) -> str:
-        return f"one of {self.values!r}"
+        return f"one of {tuple(self.values)!r}"
 
     def holds(self, value: Any) -> bool:
         if isinstance(value, (tuple, list)):
@@ -111,6 +113,9 @@ class Choices:
     def outside(self, *, integer: bool = False) -> tuple[str, ...]:
         """A value that is none of the choices."""
         return ("+".join(self.values) + "?",)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.values))
 
 
 Rule = Range | Choices

@@ -83,7 +83,7 @@ class StudyConfig:
     name: str = key("risk-tuner", help="the study's name in Optuna and MLflow")
     synthesizers: tuple[str, ...] = key(("gaussian_copula", "cart"),
                                         help="families searched (see [space.FAMILY] below)",
-                                        valid=Choices(tuple(SYNTHESIZERS)))
+                                        valid=Choices(SYNTHESIZERS))
     n_trials: int = key(20, help="trial budget, over every worker", valid=AT_LEAST_ONE)
     timeout: float | None = key(None, help="seconds after which no trial starts",
                                       valid=Range(0, closed="neither", unit="seconds"))

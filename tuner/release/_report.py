@@ -4,20 +4,24 @@ Both are rendered from ``manifest.json`` and the figures beside it, nothing else
 ``risk-tuner report DIR --write`` can make them again without the confidential data. Every
 enabled measure of :data:`tuner.measures.MEASURES` contributes its rows (value, limit, one
 sentence of what it means); the constraints follow with whether each passed; then the utility
-breakdown and the caveats. The HTML page embeds its figures, so it can be mailed alone. No real
-record is ever written here (a test scans every file the tuner writes).
+breakdown and the caveats. The blocks (:func:`_blocks`) go through the Jinja2 templates in
+``templates/`` (``report.md.j2``, ``report.html.j2``); the HTML page embeds its figures, so it
+can be mailed alone. No real record is ever written here (a test scans every file the tuner
+writes).
 """
 
 from __future__ import annotations
 
 import base64
-import html
+import functools
 import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import jinja2
+import markupsafe
 import pandas as pd
 
 from tuner import measures
@@ -141,7 +145,9 @@ def _blocks(m: Manifest) -> list[tuple[str, Any]]:
             ("released records", m["gate"]["released_records"]),
             ("data", f"fingerprint {m['data']['fingerprint_sha256'][:16]}..., "
                      f"{m['data']['rows']} records, population N = "
-                     f"{m['data']['population_size']} ({m['data']['population_note']})"),
+                     f"{m['data']['population_size']}"
+                     + (f" ({m['data']['population_note']})"
+                        if m['data']['population_note'] else "")),
             ("split", f"{m['split']['n_train']:,} training / {m['split']['n_holdout']:,} holdout"
                       + (f" / {m['split']['n_audit']:,} sealed audit (never seen by a trial)"
                          if m['split'].get('n_audit') else "")),
@@ -193,59 +199,54 @@ def _blocks(m: Manifest) -> list[tuple[str, Any]]:
     return out
 
 
-def markdown(m: Manifest) -> str:
-    lines: list[str] = []
-    for kind, content in _blocks(m):
-        if kind == "h1":
-            lines += [f"# {content}", ""]
-        elif kind in ("h2", "h3"):
-            lines += [f"{'#' * int(kind[1])} {content}", ""]
-        elif kind == "table":
-            lines += [content.to_markdown(index=False), ""]
-        elif kind == "img":
-            lines += [f"![{content}]({content})", ""]
-        elif kind == "pre":
-            lines += ["```text", content, "```", ""]
+def _grouped(blocks: list[tuple[str, Any]]) -> list[dict[str, Any]]:
+    """The blocks as the templates read them: consecutive items ("li") as one list ("ul")."""
+    out: list[dict[str, Any]] = []
+    for kind, content in blocks:
+        if kind == "li" and out and out[-1]["kind"] == "ul":
+            out[-1]["entries"].append(content)
         elif kind == "li":
-            lines.append(f"- {content}")
+            out.append({"kind": "ul", "entries": [content]})
         else:
-            lines += [content, ""]
-    return "\n".join(lines) + "\n"
+            out.append({"kind": kind, "content": content})
+    return out
 
 
-def _inline(text: str) -> str:
-    parts = html.escape(text).split("**")
-    return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
+def _inline(text: str) -> markupsafe.Markup:
+    """A paragraph's text escaped, with its ``**bold**`` spans (the one markup it holds) bold."""
+    parts = str(markupsafe.escape(text)).split("**")
+    return markupsafe.Markup("".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts)))
+
+
+@functools.cache
+def _templates() -> jinja2.Environment:
+    """The report's templates (``tuner/release/templates``): HTML autoescaped, an undefined
+    name an error rather than an empty string."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("tuner.release", "templates"),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",),
+                                            default_for_string=False),
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+        keep_trailing_newline=True)
+    env.filters["inline"] = _inline
+    env.filters["md_table"] = lambda table: table.to_markdown(index=False)
+    return env
+
+
+def markdown(m: Manifest) -> str:
+    """``report.md``: the blocks through ``templates/report.md.j2``."""
+    text = _templates().get_template("report.md.j2").render(blocks=_grouped(_blocks(m)))
+    return text.rstrip("\n") + "\n"
 
 
 def page(m: Manifest, folder: Path) -> str:
-    """A self-contained HTML page: figures embedded as data URIs."""
-    body: list[str] = []
-    for kind, content in _blocks(m):
-        if kind in ("h1", "h2", "h3"):
-            body.append(f"<{kind}>{html.escape(content)}</{kind}>")
-        elif kind == "table":
-            body.append(content.to_html(index=False, escape=True, border=0))
-        elif kind == "img":
-            data = base64.b64encode((folder / content).read_bytes()).decode()
-            body.append(f'<img alt="{html.escape(content)}" src="data:image/png;base64,{data}">')
-        elif kind == "pre":
-            body.append(f"<pre>{html.escape(content)}</pre>")
-        elif kind == "li":  # consecutive items share one list
-            if body and body[-1].endswith("</li></ul>"):
-                body[-1] = body[-1][: -len("</ul>")] + f"<li>{_inline(content)}</li></ul>"
-            else:
-                body.append(f"<ul><li>{_inline(content)}</li></ul>")
-        else:
-            body.append(f"<p>{_inline(content)}</p>")
-    style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;line-height:1.4}"
-             "table{border-collapse:collapse;margin:1em 0;font-size:90%}"
-             "td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top;text-align:left}"
-             "img{max-width:100%}"
-             "pre{background:#f6f6f6;border:1px solid #ccc;padding:8px;white-space:pre-wrap}")
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>"
-            f"{html.escape(m['study'])} release</title><style>{style}</style></head><body>"
-            + "\n".join(body) + "</body></html>\n")
+    """``report.html``, self-contained: the blocks through ``templates/report.html.j2``, the
+    figures embedded as data URIs."""
+    blocks = _blocks(m)
+    images = {name: base64.b64encode((folder / name).read_bytes()).decode()
+              for kind, name in blocks if kind == "img"}
+    return _templates().get_template("report.html.j2").render(
+        blocks=_grouped(blocks), images=images, study=m["study"])
 
 
 def write(folder: Path, m: Manifest) -> list[Path]:
