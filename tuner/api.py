@@ -110,16 +110,16 @@ class TunedStudy:
 
     def write_report(self) -> list[Path]:
         """``report.md`` and ``report.html`` again, from the manifest (no data needed)."""
-        m = self.manifest()
-        if m is None:
+        manifest = self.manifest()
+        if manifest is None:
             raise FileNotFoundError(f"{self.output / 'release'} holds no release "
                                     "(manifest.json); run `risk-tuner release` first")
-        if "report" not in m:
+        if "report" not in manifest:
             raise InputError(f"{self.output / 'release' / 'manifest.json'} was written by an "
                              "older version without report data; run `risk-tuner release` "
                              "again to re-create it")
         assert self.release_folder is not None
-        return write_report(self.release_folder, m)
+        return write_report(self.release_folder, manifest)
 
     def config(self) -> Config:
         source = self.config_source or self.config_dict

@@ -10,79 +10,19 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from tuner._common import attrs, stopping
+from tuner._common import stopping
 from tuner._common.quiet import quiet_libraries
+from tuner._terminal import (
+    print_membership_warning,
+    print_release_summary,
+    print_results,
+    print_table,
+)
 
 DESCRIPTION = "risk-tuner: run a study, the embedded demo, a report of trials, or a release."
 
 EXIT_OK, EXIT_ERROR, EXIT_CONFIG, EXIT_NO_RELEASE = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a command Ctrl-C stopped
-
-
-def _print_table(tuned) -> None:  # noqa: ANN001
-    frame = tuned.trials_frame()
-    if frame.empty:
-        print("no finished trial yet")
-        return
-    frame["released"] = frame["released"].map({True: "<== released", False: ""})
-    cols = ["number", "state", "synthesizer", "utility", "m", "loss", "feasible"]
-    # feasible as scored, failed in full at release (tuner.release._export)
-    if frame["refused"].any():
-        frame["refused"] = frame["refused"].map({True: "refused", False: ""})
-        cols.append("refused")
-    cols += ["front"] if "front" in frame else []  # Pareto mode: the feasible front
-    cols += [c for c in frame.columns if c.startswith("c.")] + ["released"]
-    with_pd = frame[cols].round(4)
-    print(with_pd.to_string(index=False))
-    if any(c.startswith("c.") for c in cols):
-        print("c.NAME: constraint NAME's margin, its metric minus its [risk] limit (or the "
-              "limit minus it, for a floor); a trial is feasible when every one is <= 0. "
-              "The release's report gives each metric and limit.")
-
-
-def _print_membership_warning(study) -> None:  # noqa: ANN001
-    """Say once when M cannot bind (too few members per attack set): the gate decides then."""
-    for t in study.get_trials(deepcopy=False):
-        warning = t.user_attrs.get(attrs.M_WARNING)
-        if warning:
-            from tuner.measures import cannot_bind
-
-            print(f"\nWARNING: {cannot_bind(warning)}")
-            return
-
-
-def _print_release_summary(folder: Path) -> None:
-    """The release's summary block (:func:`tuner.release.summary_lines`, the top of its report)."""
-    from tuner.release import read_manifest, summary_lines
-
-    lines = summary_lines(read_manifest(folder / "manifest.json"))
-    print(f"\n{lines[0]}\n" + "\n".join(f"  {line}" for line in lines[1:]))
-
-
-def _summary(cfg, ctx, release_dir: Path | None, note: str = "") -> None:  # noqa: ANN001
-    from sqlalchemy.engine import make_url
-
-    from tuner.search import is_remote, ui_command
-
-    out = cfg.study.output.resolve()
-    storage = ctx.storage_url
-    if "://" in storage and "@" in storage:  # never print a password
-        storage = make_url(storage).render_as_string(hide_password=True)
-    print("\nResults")
-    print(f"  output folder : {out}")
-    print(f"  Optuna storage: {storage}")
-    print(f"  MLflow store  : {ctx.mlflow_uri}")
-    if release_dir is not None:
-        print(f"  release       : {release_dir.resolve()} (synthetic.csv, manifest.json, "
-              "report.html for the review board)")
-    elif note:
-        print(f"  release       : exported by another worker: {note}")
-    print("Open the MLflow UI on them with:")
-    print(f"  {ui_command(ctx.mlflow_uri, out)}")
-    where = ctx.mlflow_uri if is_remote(ctx.mlflow_uri) else "http://127.0.0.1:5000"
-    print(f"  then browse {where}/#/experiments?workflowType=machine_learning (experiment "
-          f"{cfg.study.name!r}: one parent run per invocation, a nested run per trial; the run "
-          "tagged released = true is the release)")
 
 
 def _run(cfg, *, progress: bool) -> int:  # noqa: ANN001
@@ -98,17 +38,17 @@ def _run(cfg, *, progress: bool) -> int:  # noqa: ANN001
     try:
         folder = export_release(ctx, tuned.optuna_study, once=True)  # one worker of many exports
     except NoFeasibleTrial as exc:
-        _print_table(tuned)
-        _print_membership_warning(tuned.optuna_study)
-        _summary(cfg, ctx, None)
+        print_table(tuned)
+        print_membership_warning(tuned.optuna_study)
+        print_results(cfg, ctx, None)
         print(f"\nNO RELEASE CANDIDATE.\n{exc}", file=sys.stderr)
         return EXIT_NO_RELEASE
-    _print_table(tuned)
+    print_table(tuned)
     if folder is None:  # another worker exported it: its summary is in its folder
-        _print_membership_warning(tuned.optuna_study)
+        print_membership_warning(tuned.optuna_study)
     else:  # says whether M can bind, with the warning's reason when it cannot
-        _print_release_summary(folder)
-    _summary(cfg, ctx, folder, "" if folder else release_note(tuned.optuna_study))
+        print_release_summary(folder)
+    print_results(cfg, ctx, folder, "" if folder else release_note(tuned.optuna_study))
     return EXIT_OK
 
 
@@ -265,7 +205,27 @@ def _missing_extra() -> list[str]:
     return [m for m in TUNER_MODULES if find_spec(m) is None]
 
 
-def main(argv: list[str] | None = None) -> int:
+def _add_study_options(p: argparse.ArgumentParser) -> None:
+    """The options of ``run`` and ``demo``: each overrides one key of the config."""
+    p.add_argument("--trials", type=_count, help="trial budget (overrides study.n_trials)")
+    p.add_argument("--output", type=_folder, help="output folder (overrides study.output)")
+    p.add_argument("--workers", type=_count, help="worker processes on this machine")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--mode", choices=("single", "pareto"),
+                   help="single: minimise the risk-utility loss; pareto: maximise U and "
+                        "minimise M, release the front point study.pareto_pick picks "
+                        "(overrides study.mode)")
+    p.add_argument("--synthesizers", nargs="+", metavar="NAME",
+                   help="synthesiser families to search, e.g. cart gaussian_copula mst aim "
+                        "(overrides study.synthesizers)")
+    p.add_argument("--public-seed", action="store_true",
+                   help="a new study without a secret: its split and fits follow from "
+                        "study.seed alone, so anyone can reproduce them (public data only; "
+                        "sets study.public_seed)")
+
+
+def _parser() -> _Parser:
+    """``risk-tuner`` and its commands: run, demo, report, release, dashboard."""
     parser = _Parser(prog="risk-tuner", description=DESCRIPTION, epilog=EXIT_CODES,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
@@ -274,21 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("config", help="the study's TOML config (docs/config.md lists its keys)")
     p_demo = sub.add_parser("demo", help="run the embedded demo (5,000 people of UCI Adult)")
     for p in (p_run, p_demo):
-        p.add_argument("--trials", type=_count, help="trial budget (overrides study.n_trials)")
-        p.add_argument("--output", type=_folder, help="output folder (overrides study.output)")
-        p.add_argument("--workers", type=_count, help="worker processes on this machine")
-        p.add_argument("--no-progress", action="store_true", help="no progress bar")
-        p.add_argument("--mode", choices=("single", "pareto"),
-                       help="single: minimise the risk-utility loss; pareto: maximise U and "
-                            "minimise M, release the front point study.pareto_pick picks "
-                            "(overrides study.mode)")
-        p.add_argument("--synthesizers", nargs="+", metavar="NAME",
-                       help="synthesiser families to search, e.g. cart gaussian_copula mst aim "
-                            "(overrides study.synthesizers)")
-        p.add_argument("--public-seed", action="store_true",
-                       help="a new study without a secret: its split and fits follow from "
-                            "study.seed alone, so anyone can reproduce them (public data only; "
-                            "sets study.public_seed)")
+        _add_study_options(p)
     p_demo.set_defaults(output=None)
     p_report = sub.add_parser("report", help="the trials of an output folder (no data needed), "
                               "the released one marked; --write makes report.md/html again")
@@ -307,8 +253,14 @@ def main(argv: list[str] | None = None) -> int:
     p_dash.add_argument("--storage", help="or: an Optuna storage URL (every study in it)")
     p_dash.add_argument("--host", default="127.0.0.1", help="address to listen on")
     p_dash.add_argument("--port", type=int, default=8080, help="port to listen on")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``risk-tuner``: the parsed command run, every way it can end said in one line and an exit
+    code (the table of ``--help``)."""
     try:
-        args = parser.parse_args(argv)
+        args = _parser().parse_args(argv)
     except _UsageError as exc:
         print(f"error: {exc} (risk-tuner --help, or risk-tuner COMMAND --help)", file=sys.stderr)
         return EXIT_CONFIG
@@ -320,7 +272,11 @@ def main(argv: list[str] | None = None) -> int:
               "(or -e '.[tuner]' in a checkout)", file=sys.stderr)
         return EXIT_CONFIG
     quiet_libraries()
+    return _guarded(args)
 
+
+def _guarded(args: argparse.Namespace) -> int:
+    """:func:`_command`, with each way it can stop said once and mapped to its exit code."""
     from tuner.release import NoFeasibleTrial
 
     try:
@@ -342,48 +298,69 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _command(args: argparse.Namespace) -> int:
-    """The parsed command, run; its errors are said by :func:`main`."""
-    from tuner.api import load, load_config
-    from tuner.config import ConfigError
-
+    """The parsed command, run; its errors are said by :func:`_guarded`."""
     if args.command in ("run", "demo"):
-        output = args.output
-        if args.command == "demo" and output is None:
-            output = Path("demo-output")
-        cfg = load_config(args.config if args.command == "run" else None,
-                          n_trials=args.trials, output=output, workers=args.workers,
-                          mode=args.mode, synthesizers=tuple(args.synthesizers)
-                          if args.synthesizers else None,
-                          public_seed=True if args.public_seed else None)
-        _check_paths(cfg, "--output" if args.output is not None else "study.output")
-        _check_device(cfg)
-        return _run(cfg, progress=not args.no_progress)
+        return _run_study(args)
     if args.command == "dashboard":
         from tuner.dashboard import run_command
 
         run_command(args.directory, storage_url=args.storage, host=args.host, port=args.port)
         return EXIT_OK
-    if args.command == "report" and (args.storage or args.study):
-        if not (args.storage and args.study):
+    tuned = _loaded(args)
+    if args.command == "report":
+        return _report(tuned, write=args.write)
+    folder = tuned.release()
+    print(f"release written to {folder.resolve()} (trial {tuned.released_trial})")
+    print_release_summary(folder)
+    return EXIT_OK
+
+
+def _run_study(args: argparse.Namespace) -> int:
+    """``run`` and ``demo``: the config with the command line's overrides, checked, run."""
+    from tuner.api import load_config
+
+    output = args.output
+    if args.command == "demo" and output is None:
+        output = Path("demo-output")
+    cfg = load_config(args.config if args.command == "run" else None,
+                      n_trials=args.trials, output=output, workers=args.workers,
+                      mode=args.mode, synthesizers=tuple(args.synthesizers)
+                      if args.synthesizers else None,
+                      public_seed=True if args.public_seed else None)
+    _check_paths(cfg, "--output" if args.output is not None else "study.output")
+    _check_device(cfg)
+    return _run(cfg, progress=not args.no_progress)
+
+
+def _loaded(args: argparse.Namespace):  # noqa: ANN202 - a TunedStudy, imported late
+    """The study ``report`` or ``release`` names: a folder, a config, or a storage URL and a
+    study's name; checked to hold what the command needs."""
+    from tuner.api import load
+    from tuner.config import ConfigError
+
+    storage, study = getattr(args, "storage", None), getattr(args, "study", None)
+    if storage or study:
+        if not (storage and study):
             raise ConfigError("report --storage URL needs --study NAME (the study's "
                               "study.name), and --study needs --storage")
-        tuned = load(args.directory, storage=args.storage, study=args.study)
+        tuned = load(args.directory, storage=storage, study=study)
     elif args.directory is None:
         raise ConfigError("report needs an output folder, a config, or --storage and --study")
     else:
         _check_run_file(Path(args.directory))
         tuned = load(args.directory)
     _check_study(tuned, args)
-    if args.command == "report":
-        _print_table(tuned)
-        released = tuned.release_folder
-        if released is not None and (released / "manifest.json").exists():
-            _print_release_summary(released)
-        if args.write:
-            for path in tuned.write_report():
-                print(f"wrote {path}")
-        return EXIT_OK
-    folder = tuned.release()
-    print(f"release written to {folder.resolve()} (trial {tuned.released_trial})")
-    _print_release_summary(folder)
+    return tuned
+
+
+def _report(tuned, *, write: bool) -> int:  # noqa: ANN001
+    """``report``: the trials' table, the release's summary, and with ``write`` its reports
+    made again from the manifest."""
+    print_table(tuned)
+    released = tuned.release_folder
+    if released is not None and (released / "manifest.json").exists():
+        print_release_summary(released)
+    if write:
+        for path in tuned.write_report():
+            print(f"wrote {path}")
     return EXIT_OK

@@ -133,11 +133,11 @@ def _per_set(values: Sequence[float]) -> str:
 
 def _report(label: str, r: Any, o: Mapping[str, Any]) -> list[ReportRow]:
     rel, raw = r.release, r.unsynthesised
-    n, m = rel.n_targets, rel.n_sets
+    n, sets = rel.n_targets, rel.n_sets
     known = ", ".join(rel.keys) + (" (default: the kept quasi-identifiers)"
                                     if r.known_is_default else "")
     who = (f"An intruder who knows {known} and the true {', '.join(rel.synthesized)} of each of "
-           f"the {n} training records and matches them against the {m} released set(s)")
+           f"the {n} training records and matches them against the {sets} released set(s)")
     emr = [s.expected_match_risk for s in rel.per_set]
     return [
         ReportRow(

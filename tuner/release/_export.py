@@ -121,23 +121,8 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
             if once and _exported(study, best.number, folder):
                 return None
             study.set_user_attr(CLAIM_ATTR, {"trial": best.number, "by": me})
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        # invocations working on one study each export at their end: one writer at a time
         try:
-            with FileLock(str(folder.parent / f".{folder.name}.lock"), timeout=3600):
-                _withdraw_refused(ctx, study, folder)  # one refused before, not yet withdrawn
-                try:
-                    out = _export(ctx, study, best, folder)
-                except ReleaseRejected as exc:
-                    with claim_lock(ctx, "release-claim"):  # recorded first, whatever follows
-                        study.set_user_attr(f"{attrs.REJECTED_PREFIX}{best.number}",
-                                            str(exc) or type(exc).__name__)
-                        if isinstance(exc, AuditOverBudget):
-                            study.set_user_attr(f"{OVER_BUDGET_PREFIX}{best.number}",
-                                                audit_budget(ctx))
-                    tag_refused(ctx, best, str(exc))
-                    _withdraw_refused(ctx, study, folder)
-                    raise
+            out = _export_or_refuse(ctx, study, best, folder)
             break
         except BaseException as exc:  # noqa: BLE001 - frees the release claim, then re-raises
             with claim_lock(ctx, "release-claim"):  # let the next worker or invocation try
@@ -147,7 +132,37 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
                 raise
             print(f"release: trial {best.number} refused: {exc}; trying the next best "
                   "feasible trial", flush=True)
-    where = {"trial": best.number, "by": me, "folder": str(out.resolve())}
+    _record_release(ctx, study, best, out, by=me)
+    return out
+
+
+def _export_or_refuse(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
+                      folder: Path) -> Path:
+    """The claimed trial exported, one writer at a time; a refusal recorded on the study (and
+    its MLflow run) before it is raised, and a release refused before withdrawn."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    # invocations working on one study each export at their end: one writer at a time
+    with FileLock(str(folder.parent / f".{folder.name}.lock"), timeout=3600):
+        _withdraw_refused(ctx, study, folder)  # one refused before, not yet withdrawn
+        try:
+            return _export(ctx, study, best, folder)
+        except ReleaseRejected as exc:
+            with claim_lock(ctx, "release-claim"):  # recorded first, whatever follows
+                study.set_user_attr(f"{attrs.REJECTED_PREFIX}{best.number}",
+                                    str(exc) or type(exc).__name__)
+                if isinstance(exc, AuditOverBudget):
+                    study.set_user_attr(f"{OVER_BUDGET_PREFIX}{best.number}",
+                                        audit_budget(ctx))
+            tag_refused(ctx, best, str(exc))
+            _withdraw_refused(ctx, study, folder)
+            raise
+
+
+def _record_release(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
+                    out: Path, *, by: str) -> None:
+    """Where the release is, on the study and on the trial's MLflow run (tagged released,
+    with its audit's verdict and figures; on a server, the folder as the run's artifacts)."""
+    where = {"trial": best.number, "by": by, "folder": str(out.resolve())}
     run_id = best.user_attrs.get(attrs.MLFLOW_RUN_ID)
     if run_id:
         tracker = Tracker(ctx.mlflow_uri, ctx.cfg.study.name, ctx.output)
@@ -162,7 +177,6 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
         where["mlflow_run"] = run_id
     study.set_user_attr(WHERE_ATTR, where)
     study.set_user_attr(RELEASED_ATTR, best.number)
-    return out
 
 
 def _withdraw_refused(ctx: Context, study: optuna.Study, folder: Path) -> None:
@@ -250,8 +264,9 @@ def release_note(study: optuna.Study) -> str:
 
 
 def _figures(ev: Evaluation, ctx: Context, folder: Path) -> dict[str, str]:
-    m = ev.membership
-    plots.save_figure(plots.f1_curve(m.f1_by_threshold, m.f_naive, m.hamming_threshold),
+    membership = ev.membership
+    plots.save_figure(plots.f1_curve(membership.f1_by_threshold, membership.f_naive,
+                                     membership.hamming_threshold),
                       folder / "f1_curve.png")
     figures = {"Adversary F1 against the Hamming threshold": "f1_curve.png"}
     keys = list(ctx.cfg.risk.attribute_keys)

@@ -131,51 +131,52 @@ def _protection(protection: dict[str, Any] | None) -> list[tuple[str, Any]]:
             *([("table", pd.DataFrame(rows))] if rows else [])]
 
 
-def _blocks(m: Manifest) -> list[tuple[str, Any]]:
+def _blocks(manifest: Manifest) -> list[tuple[str, Any]]:
     """The report as a list of (kind, content): h1, h2, p, pre, table (DataFrame), img (file)."""
-    r, trial = m["report"], m["trial"]
-    mem = m["membership"]
-    first = summary(m)  # the block the terminal prints too, word for word
+    r, trial = manifest["report"], manifest["trial"]
+    mem, data, sp = manifest["membership"], manifest["data"], manifest["split"]
+    first = summary(manifest)  # the block the terminal prints too, word for word
     out: list[tuple[str, Any]] = [
-        ("h1", f"Release of study {m['study']!r}: {m['synthesizer']} (trial {trial})"),
+        ("h1", f"Release of study {manifest['study']!r}: {manifest['synthesizer']} "
+               f"(trial {trial})"),
         ("h2", first[0]), ("pre", "\n".join(first[1:])),
         ("table", pd.DataFrame([
-            ("created (UTC)", m["created_utc"]),
-            ("SHA-256 of synthetic.csv", m["synthetic_sha256"]),
-            ("released records", m["gate"]["released_records"]),
-            ("data", f"fingerprint {m['data']['fingerprint_sha256'][:16]}..., "
-                     f"{m['data']['rows']} records, population N = "
-                     f"{m['data']['population_size']}"
-                     + (f" ({m['data']['population_note']})"
-                        if m['data']['population_note'] else "")),
-            ("split", f"{m['split']['n_train']:,} training / {m['split']['n_holdout']:,} holdout"
-                      + (f" / {m['split']['n_audit']:,} sealed audit (never seen by a trial)"
-                         if m['split'].get('n_audit') else "")),
+            ("created (UTC)", manifest["created_utc"]),
+            ("SHA-256 of synthetic.csv", manifest["synthetic_sha256"]),
+            ("released records", manifest["gate"]["released_records"]),
+            ("data", f"fingerprint {data['fingerprint_sha256'][:16]}..., {data['rows']} "
+                     f"records, population N = {data['population_size']}"
+                     + (f" ({data['population_note']})" if data['population_note'] else "")),
+            ("split", f"{sp['n_train']:,} training / {sp['n_holdout']:,} holdout"
+                      + (f" / {sp['n_audit']:,} sealed audit (never seen by a trial)"
+                         if sp.get('n_audit') else "")),
             ("study", f"{r['trials_run']} trial{'' if r['trials_run'] == 1 else 's'} run, "
                       f"{r['trials_feasible']} feasible"
                       + (f", {r['trials_refused']} of them refused at release"
                          if r.get("trials_refused") else "")),
-            ("synthesiser", f"{m['synthesizer']}, parameters {json.dumps(m['params'])}, "
-                            f"{m['threads']} thread(s), {m['device']}"),
-            ("randomness", m["randomness"]["note"] if "randomness" in m else "not recorded"),
-            ("config SHA-256", m["config_sha256"]),
+            ("synthesiser", f"{manifest['synthesizer']}, parameters "
+                            f"{json.dumps(manifest['params'])}, {manifest['threads']} "
+                            f"thread(s), {manifest['device']}"),
+            ("randomness", manifest["randomness"]["note"] if "randomness" in manifest
+             else "not recorded"),
+            ("config SHA-256", manifest["config_sha256"]),
         ], columns=["", "value"])),
-        *_selection(m.get("selection")),
-        *_fakes(m.get("fakes")),
-        *_protection(m.get("protection")),
-        *domain.blocks(m.get("domain")),
+        *_selection(manifest.get("selection")),
+        *_fakes(manifest.get("fakes")),
+        *_protection(manifest.get("protection")),
+        *domain.blocks(manifest.get("domain")),
         ("h2", "Decision: every constraint"),
-        ("table", _decision(m["constraints"])),
-        *report_audit.blocks(m),
+        ("table", _decision(manifest["constraints"])),
+        *report_audit.blocks(manifest),
         ("h2", "Risk measures"),
         ("table", pd.DataFrame(r["rows"])),
     ]
     if not mem.get("can_bind", True):
         out.append(("p", f"**{measures.cannot_bind(mem['warning'])}**"))
     out.append(("p", f"Members expected per attack set of M: {mem['expected_members']:.1f} "
-                     f"(t = {mem['sampling_fraction']:.4f}). {m['gate']['removed_records']} "
+                     f"(t = {mem['sampling_fraction']:.4f}). {manifest['gate']['removed_records']} "
                      "synthetic records equal to a record unique in the training data were "
-                     f"removed before scoring (policy: {m['gate']['replicated_uniques']})."))
+                     f"removed before scoring (policy: {manifest['gate']['replicated_uniques']})."))
     u = r.get("utility")
     figures = r["figures"].items()
     for title, name in figures:  # the risk figures, below the risk measures
@@ -233,27 +234,27 @@ def _templates() -> jinja2.Environment:
     return env
 
 
-def markdown(m: Manifest) -> str:
+def markdown(manifest: Manifest) -> str:
     """``report.md``: the blocks through ``templates/report.md.j2``."""
-    text = _templates().get_template("report.md.j2").render(blocks=_grouped(_blocks(m)))
+    text = _templates().get_template("report.md.j2").render(blocks=_grouped(_blocks(manifest)))
     return text.rstrip("\n") + "\n"
 
 
-def page(m: Manifest, folder: Path) -> str:
+def page(manifest: Manifest, folder: Path) -> str:
     """``report.html``, self-contained: the blocks through ``templates/report.html.j2``, the
     figures embedded as data URIs."""
-    blocks = _blocks(m)
+    blocks = _blocks(manifest)
     images = {name: base64.b64encode((folder / name).read_bytes()).decode()
               for kind, name in blocks if kind == "img"}
     return _templates().get_template("report.html.j2").render(
-        blocks=_grouped(blocks), images=images, study=m["study"])
+        blocks=_grouped(blocks), images=images, study=manifest["study"])
 
 
-def write(folder: Path, m: Manifest) -> list[Path]:
+def write(folder: Path, manifest: Manifest) -> list[Path]:
     """``report.md`` and ``report.html`` in ``folder`` (which holds the manifest's figures)."""
     md, page_path = folder / "report.md", folder / "report.html"
-    md.write_text(markdown(m))
-    page_path.write_text(page(m, folder))
+    md.write_text(markdown(manifest))
+    page_path.write_text(page(manifest, folder))
     return [md, page_path]
 
 

@@ -234,9 +234,9 @@ def _identification(check: dict[str, Any]) -> list[tuple[str, Any]]:
             ("table", pd.DataFrame(rows))]
 
 
-def blocks(m: Manifest) -> list[tuple[str, Any]]:
+def blocks(manifest: Manifest) -> list[tuple[str, Any]]:
     """The report's audit section; empty for a manifest written before audits existed."""
-    a = m.get("audit")
+    a = manifest.get("audit")
     if not a:
         return []
     return [("h2", f"Release audit: {a['verdict']}"), ("p", a["summary"]),

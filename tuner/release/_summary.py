@@ -33,19 +33,20 @@ def _num(value: Any) -> float:
         return math.nan
 
 
-def _release_line(m: Manifest) -> str:
-    gate, metrics = m.get("gate", {}), m.get("metrics", {})
+def _release_line(manifest: Manifest) -> str:
+    gate, metrics = manifest.get("gate", {}), manifest.get("metrics", {})
     records = gate.get("released_records")
     utility = _num(metrics.get("utility"))
-    metric = m.get("config", {}).get("utility_metric")
-    return (f"Release: trial {m['trial']} ({m['synthesizer']}) of study {m['study']!r}"
+    metric = manifest.get("config", {}).get("utility_metric")
+    return (f"Release: trial {manifest['trial']} ({manifest['synthesizer']}) of study "
+            f"{manifest['study']!r}"
             + (f": {records:,} records" if isinstance(records, int) else "")
             + (f", U = {utility:.4f}" if math.isfinite(utility) else "")
             + (f" ({metric})" if metric and math.isfinite(utility) else ""))
 
 
-def _trials_line(m: Manifest) -> list[str]:
-    r = m.get("report", {})
+def _trials_line(manifest: Manifest) -> list[str]:
+    r = manifest.get("report", {})
     if "trials_run" not in r:
         return []
     refused = r.get("trials_refused")
@@ -55,57 +56,57 @@ def _trials_line(m: Manifest) -> list[str]:
                                       else "")]
 
 
-def _threshold(m: Manifest) -> float:
-    return _num(m.get("membership", {}).get("m_threshold"))  # the threshold M was judged by
+def _threshold(manifest: Manifest) -> float:
+    return _num(manifest.get("membership", {}).get("m_threshold"))  # the threshold M was judged by
 
 
-def _membership_lines(m: Manifest) -> list[str]:
+def _membership_lines(manifest: Manifest) -> list[str]:
     """M against its threshold, and what the number means for this attack."""
-    mem = m.get("membership", {})
+    mem = manifest.get("membership", {})
     value = _num(mem.get("m"))
-    constraint = m.get("constraints", {}).get("m")
+    constraint = manifest.get("constraints", {}).get("m")
     passed = None if constraint is None else constraint.get("passed")
     verdict = "" if passed is None else (": passed" if passed else ": FAILED")
     low, high = _num(mem.get("m_spread_low")), _num(mem.get("m_spread_high"))
     level, repeats = _num(mem.get("m_spread_level")), _num(mem.get("repeats"))
     spread = (f"{level:.0%} of the {repeats:.0f} attack sets on the holdout gave {low:.4f} to "
               f"{high:.4f}" if all(map(math.isfinite, (low, high, level, repeats))) else "")
-    config = m.get("config", {})
+    config = manifest.get("config", {})
     keys = config.get("keys")
     h = _num(mem.get("hamming_threshold"))
     who = (f"an intruder holding {len(keys)} quasi-identifiers of a person" if keys
            else "an intruder holding a person's record")
     match = ("" if not math.isfinite(h) else ", matched exactly (h = 0)" if h == 0 else
              f", matched within h = {h:.0f} differing")
-    return [f"Membership disclosure M = {fmt(value)}, must be <= {_threshold(m):g}{verdict}",
+    return [f"Membership disclosure M = {fmt(value)}, must be <= {_threshold(manifest):g}{verdict}",
             f"  ({who}{match}: M = 0 tells no better than a guess whether they were in the "
-            f"training data, M = 1 always right)", *_interval_lines(m, spread)]
+            f"training data, M = 1 always right)", *_interval_lines(manifest, spread)]
 
 
-def _interval_lines(m: Manifest, spread: str) -> list[str]:
+def _interval_lines(manifest: Manifest, spread: str) -> list[str]:
     """M's confidence interval with its level and what it covers; the attack-set spread under
     its own name (an older manifest without the interval: the spread alone, named as such)."""
-    mem = m.get("membership", {})
+    mem = manifest.get("membership", {})
     low, high = _num(mem.get("m_ci_low")), _num(mem.get("m_ci_high"))
     level = _num(mem.get("m_ci_level"))
-    upper = m.get("config", {}).get("m_decision") == "upper"
+    upper = manifest.get("config", {}).get("m_decision") == "upper"
     lines = []
     if all(map(math.isfinite, (low, high, level))):
         lines.append(
             f"  {level:.0%} confidence interval for M: {low:.4f} to {high:.4f}, over the draw of "
             "the holdout and of the attack sets, for this release, these bins and N (the "
             "release was chosen on the same holdout)"
-            + (f" (m_decision = \"upper\": its upper end must be <= {_threshold(m):g} too)"
+            + (f" (m_decision = \"upper\": its upper end must be <= {_threshold(manifest):g} too)"
                if upper else ""))
     if spread:
         lines.append(f"  Spread over attack sets (not a confidence interval): {spread}")
     return lines
 
 
-def _ceiling_lines(m: Manifest) -> list[str]:
+def _ceiling_lines(manifest: Manifest) -> list[str]:
     """The copy ceiling, and whether M can bind at all (the warning's reason when not)."""
-    mem, threshold = m.get("membership", {}), _threshold(m)
-    ceiling = _num(m.get("metrics", {}).get("m_copy_ceiling"))
+    mem, threshold = manifest.get("membership", {}), _threshold(manifest)
+    ceiling = _num(manifest.get("metrics", {}).get("m_copy_ceiling"))
     binds = bool(mem.get("can_bind", True))
     if math.isfinite(ceiling):
         above = ceiling > threshold
@@ -116,7 +117,7 @@ def _ceiling_lines(m: Manifest) -> list[str]:
         lines = ["Copy ceiling: not in this manifest (written before it was computed)"]
     if not binds:
         lines.append(f"  {measures.cannot_bind(mem.get('warning', ''))}")
-    if m.get("partial"):
+    if manifest.get("partial"):
         lines.append("  Partial synthesis: every row carries its own record's kept values, so "
                      "M does not say whether membership is hidden; identification risk does.")
     return lines
@@ -141,8 +142,8 @@ def limit_text(outcome: Constraint) -> str:
     return f"{sign} {_num(outcome.get('limit')):.6g}" + (f" ({option})" if option else "")
 
 
-def _constraint_lines(m: Manifest) -> list[str]:
-    constraints = m.get("constraints", {})
+def _constraint_lines(manifest: Manifest) -> list[str]:
+    constraints = manifest.get("constraints", {})
     if not constraints:
         return ["Constraints: none in this manifest"]
     failed = [k for k, v in constraints.items() if not v.get("passed")]

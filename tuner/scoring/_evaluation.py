@@ -237,11 +237,11 @@ def _measured(cfg: Config, inputs: measures.Inputs, utility: float,
     for spec in measures.enabled(cfg.risk):
         outcomes[spec.name] = spec.compute(inputs)
         constraints |= spec.constraints(outcomes[spec.name], cfg.risk)
-    m = outcomes["membership"].results[""]
-    assert isinstance(m, risk.MembershipResult)
+    membership = outcomes["membership"].results[""]
+    assert isinstance(membership, risk.MembershipResult)
     return dict(
         utility=utility,
-        loss=risk.risk_utility_loss(m.m, utility, threshold=cfg.risk.m_threshold),
+        loss=risk.risk_utility_loss(membership.m, utility, threshold=cfg.risk.m_threshold),
         outcomes=outcomes, constraints=constraints, utility_seconds=utility_seconds,
         risk_seconds=extra_seconds + time.perf_counter() - start, synthetic=inputs.synthetic,
     )

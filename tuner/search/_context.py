@@ -130,28 +130,57 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
     values leave the table first), its dates as dates, drop the declared identifiers (refusing
     undeclared ones, all at once), check the config against the data and make the study's one
     seeded split."""
-    out = cfg.study.output
     raise_all(identifier_clashes(cfg))  # an option naming a column that is never read
-    skipped: list[str] = []  # declared identifiers never read from the file
-    codes: tuple[str, ...] = ()
-    if frame is None:
-        d = cfg.data
-        skipped = list(d.identifiers)
-        frame = read_table(d.path, list(d.columns) if d.columns else None,
-                           header_names=list(d.header_names) if d.header_names else None,
-                           missing_values=list(d.missing_values), skip=skipped)
-        codes = tuple(frame.attrs.get("codes_as_text", ()))
+    frame, skipped, codes = _read(cfg, frame)
     order = tuple(map(str, frame.columns))
     first_line = 1 if cfg.data.header_names else 2
-    declared, pii = None, pd.DataFrame(index=frame.index)
-    if cfg.data.metadata is not None:  # its problems before any other: it says what columns are
-        declared = read_metadata(cfg.data.metadata)
-        named = named_columns(cfg) | {"data.identifiers": list(cfg.data.identifiers),
-                                      "data.dates": list(cfg.data.dates or {})}
-        raise_all(missing_columns(declared, [*order, *skipped]) + conflicts(declared, named))
-        pii, frame = frame[list(declared.fakes)], frame.drop(columns=list(declared.fakes))
-        raise_all(key_problems(declared, pii, len(frame)))
-    frame = apply_missing_codes(frame, cfg.data.missing_codes)
+    declared, pii, frame = _metadata(cfg, frame, [*order, *skipped])
+    frame, date_formats = _dates(cfg, apply_missing_codes(frame, cfg.data.missing_codes),
+                                 declared, first_line)
+    frame = _without_identifiers(cfg, frame, declared, skipped=bool(skipped))
+    codes = _codes_as_text(frame, codes)
+    codebook = read_codebook(cfg.data.codebook) if cfg.data.codebook is not None else None
+    raise_all(_problems(cfg, frame, codebook, faked=frozenset(pii.columns)))
+    storage, fp, secret, sp, protection = _split(cfg, frame, codebook)
+    return Context(cfg, frame, sp, storage, cfg.study.mlflow_uri or local_uri(cfg.study.output),
+                   fp, date_formats=date_formats, secret=secret, declared=declared, pii=pii,
+                   order=order, codes_as_text=codes, protection=protection)
+
+
+def _read(cfg: Config, frame: pd.DataFrame | None
+          ) -> tuple[pd.DataFrame, list[str], tuple[str, ...]]:
+    """The table (read from ``[data] path`` unless given), the declared identifiers never read
+    from the file, and the columns read as codes (numbers with a leading zero)."""
+    if frame is not None:
+        return frame, [], ()
+    d = cfg.data
+    skipped = list(d.identifiers)
+    frame = read_table(d.path, list(d.columns) if d.columns else None,
+                       header_names=list(d.header_names) if d.header_names else None,
+                       missing_values=list(d.missing_values), skip=skipped)
+    return frame, skipped, tuple(frame.attrs.get("codes_as_text", ()))
+
+
+def _metadata(cfg: Config, frame: pd.DataFrame, columns: list[str]
+              ) -> tuple[Declared | None, pd.DataFrame, pd.DataFrame]:
+    """``[data] metadata`` read and checked first (it says what the columns are), and the
+    columns it declares fake out of the table: (metadata, the fake columns, the table)."""
+    if cfg.data.metadata is None:
+        return None, pd.DataFrame(index=frame.index), frame
+    declared = read_metadata(cfg.data.metadata)
+    named = named_columns(cfg) | {"data.identifiers": list(cfg.data.identifiers),
+                                  "data.dates": list(cfg.data.dates or {})}
+    raise_all(missing_columns(declared, columns) + conflicts(declared, named))
+    pii, frame = frame[list(declared.fakes)], frame.drop(columns=list(declared.fakes))
+    raise_all(key_problems(declared, pii, len(frame)))
+    return declared, pii, frame
+
+
+def _dates(cfg: Config, frame: pd.DataFrame, declared: Declared | None, first_line: int
+           ) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The date columns read as dates (the config's formats, the metadata's, or detected),
+    a day-first reading that month first would also fit said, and the metadata's sdtypes
+    followed."""
     dates = cfg.data.dates if declared is None else merged_formats(declared, cfg.data.dates)
     frame, date_formats = read_dates(frame, dates, first_line=first_line)
     for col, swapped in ambiguous_dates(frame, date_formats, declared=dates):
@@ -160,55 +189,75 @@ def prepare(cfg: Config, frame: pd.DataFrame | None = None) -> Context:
               f"month first, declare [data] dates = {{{col} = \"{swapped}\"}}")
     if declared is not None:
         frame = follow(declared, frame, first_line=first_line)
+    return frame, date_formats
+
+
+def _without_identifiers(cfg: Config, frame: pd.DataFrame, declared: Declared | None, *,
+                         skipped: bool) -> pd.DataFrame:
+    """The table without its direct identifiers: the declared ones (unless never read), and
+    undeclared ones found by name, content or uniqueness refused (or warned of)."""
     d = cfg.data
     frame, warnings = drop_identifiers(frame, identifiers=() if skipped else d.identifiers,
                                        keep_as_data=d.keep_as_data, keys=d.keys,
                                        not_pii=declared.not_pii if declared else ())
     for warning in warnings:
         print(f"warning: {warning}")
-    # said of the codes still text in the table: not of those the metadata declares numerical
-    # (numbers again) or datetime, nor of fakes and identifiers (they leave the table)
+    return frame
+
+
+def _codes_as_text(frame: pd.DataFrame, codes: tuple[str, ...]) -> tuple[str, ...]:
+    """The columns of codes still text in the table, said once: not those the metadata
+    declares numerical (numbers again) or datetime, nor fakes and identifiers (they left)."""
     codes = tuple(c for c in codes if c in frame.columns
                   and not pd.api.types.is_numeric_dtype(frame[c])
                   and not pd.api.types.is_datetime64_any_dtype(frame[c]))
     if codes:
         print(f"note: data column(s) {list(codes)} hold numbers written with a leading zero (as "
               "02134): read as codes, the text in the file, so the release writes them so")
+    return codes
+
+
+def _problems(cfg: Config, frame: pd.DataFrame, codebook: Codebook | None, *,
+              faked: frozenset[str]) -> list[str]:
+    """Every way the config, its families and its codebook do not fit the table, before any
+    trial (partial synthesis's own problems once the others are settled)."""
     problems = frame_problems(frame) + data_problems(cfg, list(map(str, frame.columns)),
-                                                     len(frame), faked=frozenset(pii.columns))
+                                                     len(frame), faked=faked)
     # a family whose optional dependencies are missing (mst, aim: the `dp` extra), before any
     # trial rather than as every trial's failure (not at parse: `report DIR` needs no extra)
     problems += [why for name in cfg.study.synthesizers
                  if name in SYNTHESIZERS and (why := SYNTHESIZERS[name].missing())]
-    codebook = read_codebook(cfg.data.codebook) if cfg.data.codebook is not None else None
     problems += (codebook.problems(frame) if codebook else []) + dp_domain_problems(cfg, frame,
                                                                                    codebook)
-    if not problems:
-        problems = partial_problems(cfg, frame)
-    raise_all(problems)
-    out.mkdir(parents=True, exist_ok=True)  # a run refused above leaves no empty folder behind
+    return problems or partial_problems(cfg, frame)
+
+
+def _split(cfg: Config, frame: pd.DataFrame, codebook: Codebook | None
+           ) -> tuple[str, str, int | None, Split, Protection]:
+    """The study's storage, the data's fingerprint, the study's secret and its one seeded
+    split, value-protected: the output folder is made only now, so that a run refused before
+    leaves no empty folder behind."""
+    out = cfg.study.output
+    out.mkdir(parents=True, exist_ok=True)
     storage = cfg.study.storage or f"sqlite:///{(out / 'study.db').resolve()}"
     recorded = recorded_split(storage, cfg.study.name)
     if recorded is not None and "train_fraction" not in recorded:
         raise ConfigError(no_split(cfg.study.name, storage))
-    audit = cfg.data.audit_fraction
     fp = fingerprint(frame)
     secret, note = study_secret.resolve(cfg, recorded, fp)
     if note:
         print(f"note: {note}")
     sp = split(frame, train_fraction=cfg.data.train_fraction,
                seed=split_seed(cfg.study.seed, secret), stratify=cfg.data.stratify,
-               audit_fraction=audit)
+               audit_fraction=cfg.data.audit_fraction)
     # partial synthesis releases real kept columns: no family takes a domain there
     sp, protection = _protected(cfg, dataclasses.replace(
         sp, domain=None if cfg.study.synthesize else codebook))
-    a = cfg.audit
-    if a.enabled and sp.has_audit and a.targets > len(sp.train):
-        raise ConfigError(f"audit.targets = {a.targets} is more than the {len(sp.train)} "
+    audit = cfg.audit
+    if audit.enabled and sp.has_audit and audit.targets > len(sp.train):
+        raise ConfigError(f"audit.targets = {audit.targets} is more than the {len(sp.train)} "
                           "training records; attack at most that many (the default is 20)")
-    return Context(cfg, frame, sp, storage, cfg.study.mlflow_uri or local_uri(out),
-                   fp, date_formats=date_formats, secret=secret, declared=declared, pii=pii,
-                   order=order, codes_as_text=codes, protection=protection)
+    return storage, fp, secret, sp, protection
 
 
 def _protected(cfg: Config, sp: Split) -> tuple[Split, Protection]:

@@ -230,8 +230,9 @@ class _Progress:
         if best is None:
             self.bar.set_postfix_str("no feasible trial yet")
         elif is_pareto(study):  # the front point the pick rule would release now
-            u, m = best.values
-            self.bar.set_postfix_str(f"pick: trial {best.number}, U {u:.4f}, M {m:.3f}")
+            utility, m_value = best.values
+            self.bar.set_postfix_str(f"pick: trial {best.number}, U {utility:.4f}, "
+                                     f"M {m_value:.3f}")
         else:
             self.bar.set_postfix_str(f"best feasible loss {loss_of(best):.4f}")
         self.bar.refresh()

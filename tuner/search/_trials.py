@@ -93,13 +93,14 @@ def trials_frame(study: optuna.Study) -> pd.DataFrame:
     for t in study.get_trials(deepcopy=False, states=FINISHED):
         if f"{SURPLUS_PREFIX}{t.number}" in surplus:
             continue
-        m = t.user_attrs.get(attrs.METRICS, {})
+        metrics = t.user_attrs.get(attrs.METRICS, {})
         rows.append({
             "number": t.number, "state": t.state.name,
             "synthesizer": t.params.get("synthesizer"),
-            "utility": m.get("utility", math.nan), "m": m.get("m", math.nan),
+            "utility": metrics.get("utility", math.nan), "m": metrics.get("m", math.nan),
             # M's confidence interval (design §3.1; absent in studies made before it)
-            "m_ci_low": m.get("m_ci_low", math.nan), "m_ci_high": m.get("m_ci_high", math.nan),
+            "m_ci_low": metrics.get("m_ci_low", math.nan),
+            "m_ci_high": metrics.get("m_ci_high", math.nan),
             "loss": loss_of(t),
             "feasible": is_feasible(t),
             "refused": t.number in refused,  # feasible as scored, not in full at release
