@@ -21,7 +21,7 @@ import risk
 from tuner import measures
 from tuner.data import Split
 from tuner.measures import identification_options
-from tuner.scoring import Evaluation, data_sha256, score, score_partial
+from tuner.scoring import Evaluation, Scored, data_sha256, score, score_partial
 from tuner.search import Context
 from tuner.synthesis import synthesize_partial
 
@@ -60,7 +60,7 @@ def audit_set_check(ctx: Context, ev: Evaluation, *, threads: int = 1) -> dict[s
 
 
 def _partial_again(ctx: Context, sealed: Split, ev: Evaluation, threads: int
-                   ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+                   ) -> tuple[Scored | None, dict[str, Any]]:
     """Partial synthesis: the released model fitted again (same seed: the same released sets)
     draws the audit records' synthesised columns given their kept ones, as it drew the
     holdout's counterparts; the gate of partial mode is scored with those, and identification
@@ -94,14 +94,14 @@ def _partial_again(ctx: Context, sealed: Split, ev: Evaluation, threads: int
                 "the same model (non-members: what the kept columns alone give away)"}
 
 
-def _side_by_side(ctx: Context, ev: Evaluation, again: dict[str, Any]) -> dict[str, Any]:
+def _side_by_side(ctx: Context, ev: Evaluation, again: Scored) -> dict[str, Any]:
     split = ctx.split
     rows, failed = [], []
     for name, held in ev.constraints.items():
-        sealed_value = again["constraints"].get(name, math.nan)
+        sealed_value = again.constraints.get(name, math.nan)
         before = measures.constraint_result(name, ev.outcomes)
-        raw = measures.constraint_result(name, again["outcomes"])
-        after = measures.constraint_result(name, again["outcomes"], on_scale_of=ev.outcomes)
+        raw = measures.constraint_result(name, again.outcomes)
+        after = measures.constraint_result(name, again.outcomes, on_scale_of=ev.outcomes)
         if before is None or raw is None or after is None:
             continue
         found = measures.bound_of(name, among=ev.outcomes)

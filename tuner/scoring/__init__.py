@@ -17,6 +17,7 @@ from tuner._common.lazy_exports import lazy_exports
 # imported when first used (PEP 562), so that importing the room costs nothing
 _EXPORTS = {
     "Evaluation": "_evaluation",
+    "Scored": "_evaluation",
     "UnusableSynthesis": "_evaluation",
     "coded_frames": "_categorical:coded",
     "data_sha256": "_evaluation",
@@ -34,6 +35,7 @@ if TYPE_CHECKING:  # the exports' types, for mypy and editors (imported lazily a
     from tuner.scoring._categorical import coded as coded_frames
     from tuner.scoring._evaluation import (
         Evaluation,
+        Scored,
         UnusableSynthesis,
         data_sha256,
         evaluate,

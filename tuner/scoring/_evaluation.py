@@ -48,6 +48,22 @@ class UnusableSynthesis(TrialFailed, RuntimeError):
 
 
 @dataclasses.dataclass(frozen=True)
+class Scored:
+    """What :func:`score` and :func:`score_partial` measure of synthetic data: the part of an
+    :class:`Evaluation` that does not depend on how the data were made."""
+
+    utility: float
+    loss: risk.RiskUtilityLoss
+    outcomes: Mapping[str, measures.Outcome]  # measure name -> its results
+    constraints: dict[str, float]
+    utility_seconds: float
+    risk_seconds: float
+    synthetic: pd.DataFrame = dataclasses.field(repr=False)  # as scored (after the gate)
+    sampled: pd.DataFrame | None = dataclasses.field(default=None, repr=False)  # as made
+    sets: tuple[pd.DataFrame, ...] = dataclasses.field(default=(), repr=False)  # partial: m
+
+
+@dataclasses.dataclass(frozen=True)
 class Evaluation:
     """Everything measured for one set of synthetic data."""
 
@@ -71,6 +87,17 @@ class Evaluation:
     partial: Mapping[str, float] = dataclasses.field(default_factory=dict)
     # a DP family's noise key (tuner._common.seeding.noise_key): a refit of this model needs it too
     noise_key: int | None = dataclasses.field(default=None, repr=False)
+
+    @classmethod
+    def of(cls, scored: Scored, *, synthesizer: str, params: dict[str, Any], seed: int,
+           fit_seconds: float, sample_seconds: float, **made: Any) -> Evaluation:
+        """The evaluation of data made by ``synthesizer`` (``made``: what else is known of how,
+        ``partial``, ``noise_key``) and measured as ``scored``."""
+        return cls(synthesizer=synthesizer, params=params, seed=seed, fit_seconds=fit_seconds,
+                   sample_seconds=sample_seconds, utility=scored.utility, loss=scored.loss,
+                   outcomes=scored.outcomes, constraints=scored.constraints,
+                   utility_seconds=scored.utility_seconds, risk_seconds=scored.risk_seconds,
+                   synthetic=scored.synthetic, sampled=scored.sampled, sets=scored.sets, **made)
 
     @property
     def feasible(self) -> bool:
@@ -154,7 +181,7 @@ def utility_score(cfg: Config, split: Split, synthetic: pd.DataFrame, seed: int)
 
 
 def score(cfg: Config, split: Split, synthetic: pd.DataFrame, *, seed: int,
-          release: bool = False, family: str | None = None) -> dict[str, Any]:
+          release: bool = False, family: str | None = None) -> Scored:
     """U, every enabled measure and the constraints, for one synthetic data set.
 
     The gate's policy on replicated uniques applies first (:mod:`tuner.measures._gate`): under
@@ -188,8 +215,8 @@ def score(cfg: Config, split: Split, synthetic: pd.DataFrame, *, seed: int,
         release=release)
     try:
         # the released data are the frames as made, not the measures' categorical copies
-        return _measured(cfg, inputs, utility, utility_seconds, extra_seconds=gate_seconds) | {
-            "synthetic": synthetic, "sampled": sampled}
+        measured = _measured(cfg, inputs, utility, utility_seconds, extra_seconds=gate_seconds)
+        return dataclasses.replace(measured, synthetic=synthetic, sampled=sampled)
     except risk.RiskInputError as exc:
         # the training and holdout frames passed the checks before any trial: what a measure
         # refuses here is the synthesiser's output (said as the trial's failure, not as the
@@ -204,7 +231,7 @@ def score(cfg: Config, split: Split, synthetic: pd.DataFrame, *, seed: int,
 
 
 def score_partial(cfg: Config, split: Split, part: PartialSynthesis, *,
-                  seed: int, release: bool = False) -> dict[str, Any]:
+                  seed: int, release: bool = False) -> Scored:
     """U (mean over the m sets), every enabled measure and the constraints, for the m partially
     synthetic sets of one trial (see the module docstring)."""
     sets = tuple(_check_usable(s, split.train) for s in part.sets)
@@ -223,12 +250,12 @@ def score_partial(cfg: Config, split: Split, part: PartialSynthesis, *,
         population_size=cfg.data.population_size, keys=cfg.data.keys,
         seed=seed, sampled=stacked, study_seed=cfg.study.seed, sets=sets,
         holdout_synthetic=part.holdout, release=release)
-    return _measured(cfg, inputs, utility, utility_seconds) | {"synthetic": sets[0],
-                                                               "sets": sets}
+    return dataclasses.replace(_measured(cfg, inputs, utility, utility_seconds),
+                               synthetic=sets[0], sets=sets)
 
 
 def _measured(cfg: Config, inputs: measures.Inputs, utility: float,
-              utility_seconds: float, *, extra_seconds: float = 0.0) -> dict[str, Any]:
+              utility_seconds: float, *, extra_seconds: float = 0.0) -> Scored:
     """Every enabled measure of ``inputs``, the constraints and the loss (``risk_seconds``:
     theirs plus ``extra_seconds``, the gate's)."""
     start = time.perf_counter()
@@ -239,7 +266,7 @@ def _measured(cfg: Config, inputs: measures.Inputs, utility: float,
         constraints |= spec.constraints(outcomes[spec.name], cfg.risk)
     membership = outcomes["membership"].results[""]
     assert isinstance(membership, risk.MembershipResult)
-    return dict(
+    return Scored(
         utility=utility,
         loss=risk.risk_utility_loss(membership.m, utility, threshold=cfg.risk.m_threshold),
         outcomes=outcomes, constraints=constraints, utility_seconds=utility_seconds,
@@ -262,20 +289,18 @@ def evaluate(cfg: Config, split: Split, name: str, params: dict[str, Any], *, se
             sets=cfg.study.synthetic_sets, holdout=split.holdout, device=cfg.study.device,
             threads=threads, noise_key=noise_key)
         scored = score_partial(cfg, split, part, seed=seed, release=release)
-        return Evaluation(
-            synthesizer=name, params=dict(params), seed=seed, fit_seconds=part.fit_seconds,
-            sample_seconds=part.sample_seconds,
+        return Evaluation.of(
+            scored, synthesizer=name, params=dict(params), seed=seed,
+            fit_seconds=part.fit_seconds, sample_seconds=part.sample_seconds,
             partial={"holdout_sample_seconds": part.holdout_seconds,
-                     "rejection_draws": float(part.draws)}, noise_key=noise_key, **scored)
+                     "rejection_draws": float(part.draws)}, noise_key=noise_key)
     synthesis = synthesize(name, params, split.train, seed=seed, device=cfg.study.device,
                            threads=threads, num_rows=cfg.study.sample_size, noise_key=noise_key,
                            domain=split.domain)
     scored = score(cfg, split, synthesis.synthetic, seed=seed, release=release, family=name)
-    return Evaluation(
-        synthesizer=name, params=dict(params), seed=seed,
-        fit_seconds=synthesis.fit_seconds, sample_seconds=synthesis.sample_seconds,
-        noise_key=noise_key, **scored,
-    )
+    return Evaluation.of(scored, synthesizer=name, params=dict(params), seed=seed,
+                         fit_seconds=synthesis.fit_seconds,
+                         sample_seconds=synthesis.sample_seconds, noise_key=noise_key)
 
 
 def evaluate_checkpoints(cfg: Config, split: Split, name: str, params: dict[str, Any], *,
@@ -294,9 +319,9 @@ def evaluate_checkpoints(cfg: Config, split: Split, name: str, params: dict[str,
         except UnusableSynthesis as exc:
             each(epochs, exc)
             return
-        each(epochs, Evaluation(synthesizer=name, params={**params, "epochs": epochs},
-                                seed=seed, fit_seconds=synthesis.fit_seconds,
-                                sample_seconds=synthesis.sample_seconds, **out))
+        each(epochs, Evaluation.of(out, synthesizer=name, params={**params, "epochs": epochs},
+                                   seed=seed, fit_seconds=synthesis.fit_seconds,
+                                   sample_seconds=synthesis.sample_seconds))
 
     return synthesize_checkpoints(name, params, split.train, seed=seed, at=at, each=scored,
                                   num_rows=cfg.study.sample_size, device=cfg.study.device,

@@ -67,11 +67,11 @@ def test_a_copy_of_the_training_data_is_infeasible(tmp_path, name):
     except UnusableSynthesis as exc:  # every record copied a train-unique one: all removed
         assert "removed them all" in str(exc)
         return
-    failed = {k: v for k, v in scored["constraints"].items() if v > 0}
-    assert failed, scored["constraints"]
+    failed = {k: v for k, v in scored.constraints.items() if v > 0}
+    assert failed, scored.constraints
     # the exact-copy gate sees what M alone may not (on ACS M is negative for a copy)
     assert "copies" in failed, failed
-    assert scored["outcomes"]["copies"].extra["replicated_uniques_removed"] > 0
+    assert scored.outcomes["copies"].extra["replicated_uniques_removed"] > 0
 
 
 def test_infeasible_policy_keeps_the_data_and_fails_the_trial(tmp_path):
@@ -80,10 +80,10 @@ def test_infeasible_policy_keeps_the_data_and_fails_the_trial(tmp_path):
                   extra_risk='replicated_uniques = "infeasible"')
     ctx = prepare(cfg)
     scored = score(cfg, ctx.split, ctx.split.train.copy(), seed=1)
-    assert len(scored["synthetic"]) == len(ctx.split.train)  # nothing removed
+    assert len(scored.synthetic) == len(ctx.split.train)  # nothing removed
     n_unique = risk.exact_copies(ctx.split.train, ctx.split.train).train_unique_copies
-    assert scored["constraints"]["unique_copies"] == pytest.approx(n_unique) and n_unique > 0
-    assert scored["outcomes"]["copies"].extra["replicated_uniques_removed"] == 0
+    assert scored.constraints["unique_copies"] == pytest.approx(n_unique) and n_unique > 0
+    assert scored.outcomes["copies"].extra["replicated_uniques_removed"] == 0
 
 
 def test_removal_leaves_no_copy_of_a_train_unique_record(tmp_path):
@@ -96,10 +96,10 @@ def test_removal_leaves_no_copy_of_a_train_unique_record(tmp_path):
                        ctx.split.holdout.sample(800, random_state=2)], ignore_index=True)
     before = risk.exact_copies(ctx.split.train, mixed).train_unique_copies
     scored = score(cfg, ctx.split, mixed.iloc[rng.permutation(len(mixed))], seed=1)
-    after = risk.exact_copies(ctx.split.train, scored["synthetic"])
+    after = risk.exact_copies(ctx.split.train, scored.synthetic)
     assert before > 0 and after.train_unique_copies == 0
-    assert len(scored["synthetic"]) == len(mixed) - before
-    assert scored["outcomes"]["copies"].extra["replicated_uniques_removed"] == before
+    assert len(scored.synthetic) == len(mixed) - before
+    assert scored.outcomes["copies"].extra["replicated_uniques_removed"] == before
 
 
 def test_too_few_records_left_by_the_gate_fail_saying_why(tmp_path):

@@ -60,10 +60,10 @@ def test_near_copies_fail_the_gate_that_exact_checks_pass(tmp_path):
     exact = risk.exact_copies(split.train, leaky, holdout=split.holdout)
     assert exact.difference <= 0.01  # nudged: (almost) no exact copy of train
     scored = score(cfg, split, leaky, seed=1)
-    c = scored["constraints"]
+    c = scored.constraints
     assert c["copies"] <= 0, c  # the exact-copies gate passes it
     assert c["near_copies"] > 0, c  # the binned one does not
-    near = scored["outcomes"]["near_copies"].results[""]
+    near = scored.outcomes["near_copies"].results[""]
     assert "fnlwgt" in near.binned_columns
     # about the 10 % copied, compared at the holdout's size: the default split is train 0.5 /
     # holdout 0.3, so a copy of a record unique in train counts 0.3 / 0.5 (risk.copies)
@@ -71,8 +71,8 @@ def test_near_copies_fail_the_gate_that_exact_checks_pass(tmp_path):
     assert 0.07 * 0.6 <= near.difference <= 0.11 * 0.6
     # the same data without the near copies pass it
     clean = score(cfg, split, _near_copy_mix(split.train, outside, 0.0, seed=1), seed=1)
-    assert clean["constraints"]["near_copies"] <= 0
-    assert abs(clean["outcomes"]["near_copies"].results[""].difference) < 0.01
+    assert clean.constraints["near_copies"] <= 0
+    assert abs(clean.outcomes["near_copies"].results[""].difference) < 0.01
 
 
 @pytest.mark.parametrize(("data", "risk_keys", "blind"), [
@@ -85,7 +85,7 @@ def test_m_says_it_cannot_bind_when_even_a_copy_passes(tmp_path, data, risk_keys
     cfg = _config(tmp_path, sample, data=data, risk_keys=risk_keys)
     split = prepare(cfg).split
     fresh = outside.sample(len(split.train), random_state=0)
-    outcome = score(cfg, split, fresh, seed=5)["outcomes"]["membership"]
+    outcome = score(cfg, split, fresh, seed=5).outcomes["membership"]
     result, ceiling = outcome.results[""], outcome.extra["m_copy_ceiling"]
     assert (ceiling <= 0.2) is blind
     assert result.can_bind is (not blind)

@@ -98,10 +98,10 @@ def test_a_dp_release_over_the_codebook_is_not_filtered_and_another_is(tmp_path)
     copies = ctx.split.train.copy()  # every training record, the unique ones among them
     uniques = int(risk.replicated_uniques(ctx.split.train, copies).sum())
     assert uniques > 0
-    kept = {family: len(score(ctx.cfg, ctx.split, copies, seed=1, family=family)["synthetic"])
+    kept = {family: len(score(ctx.cfg, ctx.split, copies, seed=1, family=family).synthetic)
             for family in ("mst", "cart")}
     assert kept == {"mst": len(copies), "cart": len(copies) - uniques}
     data_read = prepare(config.load(_config(tmp_path, codebook=None,
                                             extra_data='dp_domain = "data"\n')))
     assert len(score(data_read.cfg, data_read.split, data_read.split.train.copy(), seed=1,
-                     family="mst")["synthetic"]) < len(data_read.split.train)
+                     family="mst").synthetic) < len(data_read.split.train)

@@ -120,5 +120,5 @@ def test_a_scored_trial_releases_the_data_as_made():
     kept, removed = remove_replicated_uniques(split.train, synthetic,
                                               cfg.risk.replicated_uniques)
     assert removed > 0  # the gate's copy, not the measures' categorical one, is released
-    assert scored["synthetic"]["c"].dtype == object
-    pd.testing.assert_frame_equal(scored["synthetic"], kept)
+    assert scored.synthetic["c"].dtype == object
+    pd.testing.assert_frame_equal(scored.synthetic, kept)
