@@ -34,6 +34,7 @@ MLFLOW_RUN_ID = "mlflow_run_id"  # its MLflow run
 M_WARNING = "m_warning"  # why M cannot bind on its data ("" when it can)
 FAIL_REASON = "fail_reason"  # why it failed
 DATA_SHA256 = "data_sha256"  # fingerprint of the synthetic data it scored
+LIMITS = "limits"  # each constraint's limit when it ran: what the release judges it under
 EPOCHS = "checkpoint_epochs"  # a neural trial's scored checkpoint: the epochs the release fits
 CURVE = "learning_curve"  # a neural trial's checkpoints: epochs, loss, U, M, feasible, seconds
 STOPPED = "stopped"  # why a neural trial ended before its last epoch ("" when it did not)

@@ -32,7 +32,8 @@ from tuner.measures._registry import (
     constraint_record,
     constraint_result,
     enabled,
-    margin_then,
+    limits_of,
+    margin_under,
     options,
     sampled_constraint,
 )
@@ -40,5 +41,5 @@ from tuner.measures._registry import (
 __all__ = ["MEASURES", "Bound", "Inputs", "MeasureSpec", "Option", "Outcome", "PartialInputs",
            "ReportRow", "bound_of", "cannot_bind", "check", "column_options", "constraint_record",
            "constraint_result", "enabled", "format_number", "identification_data_problems",
-           "identification_options", "margin_then", "options", "remove_replicated_uniques",
-           "removed_by_gate", "sampled_constraint"]
+           "identification_options", "limits_of", "margin_under", "options",
+           "remove_replicated_uniques", "removed_by_gate", "sampled_constraint"]

@@ -108,17 +108,25 @@ def sampled_constraint(name: str) -> bool:
     return found is not None and found[0].sampled
 
 
-def margin_then(name: str, now: Mapping[str, float], then: Mapping[str, float],
-                margin: float) -> float:
-    """Constraint ``name``'s value for the metrics ``now`` under the limit in force when the
-    metrics ``then`` gave the value ``margin`` (a constraint is ``metric - limit`` or ``limit -
-    metric``: the limit is recovered from them); NaN when either metric is missing."""
+def limits_of(constraints: Mapping[str, float], options: Mapping[str, Any]
+              ) -> dict[str, float]:
+    """Each of ``constraints``' limit in force under ``options``: what a trial stores
+    (``attrs.LIMITS``), so that the release judges it under the limits it ran with, read, never
+    rebuilt from a margin. A name no measure declares has none."""
+    return {name: found[1].limit_of(options) for name in constraints
+            if (found := bound_of(name)) is not None}
+
+
+def margin_under(name: str, metrics: Mapping[str, float], limit: float) -> float:
+    """Constraint ``name``'s margin for ``metrics`` under ``limit`` (``metric - limit``, or
+    ``limit - metric`` for a floor; feasible when <= 0); NaN when the metric or the limit is
+    missing or no measure declares the name."""
     found = bound_of(name)
     if found is None:
         return math.nan
     _, bound, key = found
-    shift = float(now.get(key, math.nan)) - float(then.get(key, math.nan))
-    return margin + shift if bound.sense == "max" else margin - shift
+    metric = float(metrics.get(key, math.nan))
+    return metric - limit if bound.sense == "max" else limit - metric
 
 
 def column_options(opts: Mapping[str, Any]) -> dict[str, Sequence[str]]:

@@ -61,13 +61,13 @@ def recreate(ctx: Context, best: optuna.trial.FrozenTrial) -> Evaluation:
             f"({evidence} differ): the synthesiser does not reproduce here; nothing released")
     if ev.feasible:
         return ev
-    now, then = ev.metrics(), best.user_attrs.get(attrs.METRICS, {})
+    now, limits = ev.metrics(), best.user_attrs.get(attrs.LIMITS, {})
     failed = {k: v for k, v in ev.constraints.items() if not v <= 0}  # NaN fails too
     detail = ", ".join(f"{k!r} (margin {v:+.4f}; when the trial ran: "
                        f"{best.constraints.get(k, math.nan):+.4f})" for k, v in failed.items())
     refusing = all(
         measures.sampled_constraint(k)
-        and measures.margin_then(k, now, then, best.constraints.get(k, math.nan)) > 0
+        and measures.margin_under(k, now, limits.get(k, math.nan)) > 0
         for k in failed)
     if not refusing:
         raise NoFeasibleTrial(
@@ -82,11 +82,5 @@ def recreate(ctx: Context, best: optuna.trial.FrozenTrial) -> Evaluation:
 
 def _same_data(best: optuna.trial.FrozenTrial, ev: Evaluation) -> tuple[bool, str]:
     """Whether ``ev`` scored the data ``best`` scored, and what says so: the trial's data
-    fingerprint; for trials run before it was recorded, its U and M (both the same numbers at
-    release, bit for bit)."""
-    recorded = best.user_attrs.get(attrs.DATA_SHA256)
-    if recorded is not None:
-        return recorded == ev.data_sha256(), "data fingerprints"
-    then = best.user_attrs.get(attrs.METRICS, {})
-    same = then.get("utility") == ev.utility and then.get("m") == ev.membership.m
-    return same, "U and M"
+    fingerprint (every trial records it)."""
+    return best.user_attrs.get(attrs.DATA_SHA256) == ev.data_sha256(), "data fingerprints"

@@ -27,7 +27,7 @@ from optuna.distributions import (
 from optuna.trial import Trial
 from tqdm import tqdm
 
-from tuner import scoring
+from tuner import measures, scoring
 from tuner._common import attrs
 from tuner._common.faults import Fault, fault_of, free_reserve
 from tuner._common.seeding import SeedPath
@@ -171,6 +171,7 @@ class TrackedObjective:
             trial.set_constraint(key, value)
         metrics = ev.metrics()
         trial.set_user_attr(attrs.METRICS, metrics)
+        trial.set_user_attr(attrs.LIMITS, measures.limits_of(ev.constraints, cfg.risk))
         trial.set_user_attr(DATA_SHA256_ATTR, ev.data_sha256())  # what the release re-creates
         trial.set_user_attr(attrs.MLFLOW_RUN_ID, run)
         if ev.membership.warning:

@@ -270,20 +270,24 @@ def test_data_changed_under_an_existing_study_is_exit_2_naming_the_data(tmp_path
 
 
 def test_margin_under_the_limit_a_trial_ran_with():
-    # a constraint is metric - limit ("max") or limit - metric ("min"); the release's value
-    # under the trial's limit follows from the trial's margin and the two metrics, whatever
-    # the limit in force now
+    # a constraint is metric - limit ("max") or limit - metric ("min"); a trial stores the
+    # limits it ran with, and the release judges its data in full under those
     from tuner import measures
+    from tuner.config import RiskConfig
 
-    # dcr: excess 0.05 under limit 0.1 gave -0.05; in full the excess is 0.12 -> +0.02
-    assert measures.margin_then("dcr", {"dcr_excess": 0.12}, {"dcr_excess": 0.05},
-                                -0.05) == pytest.approx(0.02)
-    # fmr (a floor): 0.9 over floor 0.8 gave -0.1; now 0.75 -> +0.05
-    assert measures.margin_then("fmr", {"fmr_or_1": 0.75}, {"fmr_or_1": 0.9},
-                                -0.1) == pytest.approx(0.05)
+    options = RiskConfig({"dcr_limit": 0.1, "fmr_floor": 0.8, "cap_limit": 0.05})
+    limits = measures.limits_of({"dcr": -0.05, "fmr": -0.1, "cap.income": -0.05, "nope": 1.0},
+                                options)
+    assert limits == {"dcr": 0.1, "fmr": 0.8, "cap.income": 0.05}  # an unknown name has none
+    # dcr: in full the excess is 0.12 -> +0.02 over its 0.1
+    assert measures.margin_under("dcr", {"dcr_excess": 0.12}, limits["dcr"]) == pytest.approx(
+        0.02)
+    # fmr (a floor): 0.75 under the floor 0.8 -> +0.05
+    assert measures.margin_under("fmr", {"fmr_or_1": 0.75}, limits["fmr"]) == pytest.approx(0.05)
     # a per-target constraint reads its labelled metric; an unknown one is undefined
-    assert measures.margin_then("cap.income", {"cap_difference.income": 0.2},
-                                {"cap_difference.income": 0.0}, -0.05) == pytest.approx(0.15)
-    assert math.isnan(measures.margin_then("nope", {}, {}, 0.0))
+    assert measures.margin_under("cap.income", {"cap_difference.income": 0.2},
+                                 limits["cap.income"]) == pytest.approx(0.15)
+    assert math.isnan(measures.margin_under("nope", {}, 0.0))
+    assert math.isnan(measures.margin_under("dcr", {}, 0.1))
     assert measures.sampled_constraint("dcr") and not measures.sampled_constraint("copies")
     assert not measures.sampled_constraint("cap.income")
