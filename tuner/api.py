@@ -115,9 +115,9 @@ class TunedStudy:
             raise FileNotFoundError(f"{self.output / 'release'} holds no release "
                                     "(manifest.json); run `risk-tuner release` first")
         if "report" not in manifest:
-            raise InputError(f"{self.output / 'release' / 'manifest.json'} was written by an "
-                             "older version without report data; run `risk-tuner release` "
-                             "again to re-create it")
+            raise InputError(f"{self.output / 'release' / 'manifest.json'} has no report "
+                             "data, which every release writes (was it edited?); run "
+                             "`risk-tuner release` again to re-create it")
         assert self.release_folder is not None
         return write_report(self.release_folder, manifest)
 

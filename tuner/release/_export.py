@@ -363,9 +363,9 @@ def _export(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
             "utility": _utility(ev, ctx, staging, figures), "figures": figures,
         }
         digest = sha256_file(staging / "synthetic.csv")
-        content: Manifest = manifest(ev, ctx, best, digest, report_data) | {
-            "selection": chosen, "audit": public(audited), "fakes": faked,
-            "released_columns": list(map(str, released.columns)), "metadata_file": "metadata.json"}
+        content: Manifest = manifest(ev, ctx, best, digest, report_data, selection=chosen,
+                                     audit=public(audited), fakes=faked,
+                                     released_columns=list(map(str, released.columns)))
         if ev.sets:
             content["partial"]["sha256"] = {name: sha256_file(staging / name)
                                             for name in set_files(len(ev.sets))}

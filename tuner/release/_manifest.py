@@ -11,9 +11,10 @@ in :mod:`tuner.release._export`, the audit entry of :mod:`tuner.release._audit`)
 (:mod:`tuner.release._summary`, :mod:`tuner.release._report`, :mod:`tuner.release._report_audit`,
 ``tuner.load(...).manifest()``, ``risk-tuner report``), so that mypy refuses a key written on one
 side and read under another name on the other. The file stays JSON: :func:`read_manifest`
-reads it. A manifest written by an older version may lack any ``NotRequired`` key (and hold
-keys no longer written: ``seeds`` before ``randomness``, ``config.quasi_identifiers`` before
-``config.keys``); readers take those with ``.get``.
+reads it. 0.1.0 is the first release: no older manifest is read, so a key is ``NotRequired``
+only where this version writes it for some releases and not others (``partial``, a Pareto
+study's ``front``, a DP family's ``claimed_*``, the Quality Report's ``utility``, a constraint
+no measure declares).
 """
 
 # no ``from __future__ import annotations``: with it, Python 3.11 cannot tell a NotRequired key
@@ -74,15 +75,14 @@ class DataInfo(TypedDict):
 class SplitInfo(TypedDict):
     """How the records were split (which ones: ``rows_file``, custodian-only).
 
-    ``audit_fraction``, ``n_audit``: the sealed audit set (0 for a study made before audit
-    sets; absent from older manifests)."""
+    ``audit_fraction``, ``n_audit``: the sealed audit set (0 without one)."""
 
     train_fraction: float
     stratify: str | None
-    audit_fraction: NotRequired[float]
+    audit_fraction: float
     n_train: int
     n_holdout: int
-    n_audit: NotRequired[int]
+    n_audit: int
     rows_file: str
 
 
@@ -123,7 +123,7 @@ class ReportData(TypedDict):
     rows: list[dict[str, str]]
     trials_run: int
     trials_feasible: int
-    trials_refused: NotRequired[int]
+    trials_refused: int
     utility: NotRequired[dict[str, Any]]
     figures: dict[str, str]
 
@@ -131,14 +131,13 @@ class ReportData(TypedDict):
 class Selection(TypedDict):
     """Why this trial is the release: the study's ``mode`` (``single`` or ``pareto``), its
     ``rule``, the ``reason`` in words, ``front`` (Pareto mode: the feasible front's trial
-    numbers) and ``refused`` (trial number -> why it was refused at release; absent from older
-    manifests)."""
+    numbers) and ``refused`` (trial number -> why it was refused at release)."""
 
     mode: str
     rule: str
     reason: str
     front: NotRequired[list[int]]
-    refused: NotRequired[dict[str, str]]
+    refused: dict[str, str]
 
 
 class Partial(TypedDict):
@@ -199,7 +198,7 @@ class Manifest(TypedDict):
     trial: int
     synthesizer: str
     params: dict[str, Any]
-    randomness: NotRequired[Randomness]
+    randomness: Randomness
     threads: int
     device: str
     data: DataInfo
@@ -211,13 +210,13 @@ class Manifest(TypedDict):
     constraints: dict[str, Constraint]
     versions: dict[str, str]
     synthetic_file: str
-    report: NotRequired[ReportData]
+    report: ReportData
     partial: NotRequired[Partial]
-    selection: NotRequired[Selection]
-    audit: NotRequired[Audit]
-    fakes: NotRequired[dict[str, Any]]
-    released_columns: NotRequired[list[str]]
-    metadata_file: NotRequired[str]
+    selection: Selection
+    audit: Audit
+    fakes: dict[str, Any]
+    released_columns: list[str]
+    metadata_file: str
     protection: dict[str, Any]
     domain: dict[str, Any]
 
@@ -276,10 +275,14 @@ def config_hash(ctx: Context) -> str:
 
 
 def manifest(ev: Evaluation, ctx: Context, best: optuna.trial.FrozenTrial,
-             synthetic_sha256: str, report_data: ReportData) -> Manifest:
-    """What the release is and how it was made and measured (no data values)."""
+             synthetic_sha256: str, report_data: ReportData, *, selection: Selection,
+             audit: Audit, fakes: dict[str, Any], released_columns: list[str]) -> Manifest:
+    """What the release is and how it was made and measured (no data values); the export
+    gives what it decided: why this trial, its audit, the fake columns, the columns released."""
     cfg = ctx.cfg
     out: Manifest = {
+        "selection": selection, "audit": audit, "fakes": fakes,
+        "released_columns": released_columns, "metadata_file": "metadata.json",
         "created_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "synthetic_sha256": synthetic_sha256, "config_sha256": config_hash(ctx),
         "study": cfg.study.name, "trial": best.number, "synthesizer": ev.synthesizer,

@@ -86,12 +86,10 @@ def measure_rows(ev: Evaluation, risk_options: Any, utility_metric: str) -> list
     return [dict(r.__dict__) for r in rows]
 
 
-def _selection(chosen: Selection | None) -> list[tuple[str, Any]]:
-    """Why this trial was released (manifests written before the key existed have none)."""
-    if not chosen:
-        return []
+def _selection(chosen: Selection) -> list[tuple[str, Any]]:
+    """Why this trial was released, and the trials refused at release before it."""
     refused = [("p", f"Refused at release: trial {n}: {why}.")
-               for n, why in chosen.get("refused", {}).items()]
+               for n, why in chosen["refused"].items()]
     if chosen["mode"] == "pareto":
         return [("h2", "Why this trial"),
                 ("p", f"{chosen['reason']} The study maximised U and minimised M with every "
@@ -149,22 +147,21 @@ def _blocks(manifest: Manifest) -> list[tuple[str, Any]]:
                      + (f" ({data['population_note']})" if data['population_note'] else "")),
             ("split", f"{sp['n_train']:,} training / {sp['n_holdout']:,} holdout"
                       + (f" / {sp['n_audit']:,} sealed audit (never seen by a trial)"
-                         if sp.get('n_audit') else "")),
+                         if sp['n_audit'] else "")),
             ("study", f"{r['trials_run']} trial{'' if r['trials_run'] == 1 else 's'} run, "
                       f"{r['trials_feasible']} feasible"
                       + (f", {r['trials_refused']} of them refused at release"
-                         if r.get("trials_refused") else "")),
+                         if r["trials_refused"] else "")),
             ("synthesiser", f"{manifest['synthesizer']}, parameters "
                             f"{json.dumps(manifest['params'])}, {manifest['threads']} "
                             f"thread(s), {manifest['device']}"),
-            ("randomness", manifest["randomness"]["note"] if "randomness" in manifest
-             else "not recorded"),
+            ("randomness", manifest["randomness"]["note"]),
             ("config SHA-256", manifest["config_sha256"]),
         ], columns=["", "value"])),
-        *_selection(manifest.get("selection")),
-        *_fakes(manifest.get("fakes")),
-        *_protection(manifest.get("protection")),
-        *domain.blocks(manifest.get("domain")),
+        *_selection(manifest["selection"]),
+        *_fakes(manifest["fakes"]),
+        *_protection(manifest["protection"]),
+        *domain.blocks(manifest["domain"]),
         ("h2", "Decision: every constraint"),
         ("table", _decision(manifest["constraints"])),
         *report_audit.blocks(manifest),

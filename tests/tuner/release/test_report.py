@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.tuner.release.test_summary import EVERY_RELEASE
 from tuner.release import _plots as plots
 from tuner.release import _report as report
 
@@ -113,7 +114,7 @@ def _manifest(figures: dict[str, str], marginals: dict | None) -> dict:
                "columns": {"colour": 0.9}, "pairs": {"colour ~ income": 0.8}}
     if marginals is not None:
         utility["marginals"] = marginals
-    return {
+    return EVERY_RELEASE | {
         "study": "s", "trial": 3, "synthesizer": "cart", "params": {"max_depth": 4},
         "created_utc": "2026-01-01T00:00:00+00:00", "synthetic_sha256": "ab" * 32,
         "config_sha256": "cd" * 32, "randomness": {"secret": True, "note": "keyed"}, "threads": 1,
@@ -121,12 +122,13 @@ def _manifest(figures: dict[str, str], marginals: dict | None) -> dict:
         "gate": {"released_records": 300, "removed_records": 2, "replicated_uniques": "remove"},
         "data": {"fingerprint_sha256": "ef" * 32, "rows": 800, "population_size": 10_000,
                  "population_note": "made up"},
-        "split": {"n_train": 400, "n_holdout": 400},
+        "split": {"n_train": 400, "n_holdout": 400, "n_audit": 0},
         "constraints": {"m": {"metric": "m", "value": 0.1, "limit": 0.2, "limit_key": "m_threshold",
                               "sense": "max", "margin": -0.1, "passed": True}},
         "membership": {"can_bind": 1.0, "expected_members": 30.0, "sampling_fraction": 0.04},
         "report": {"rows": [{"measure": "M", "value": "0.1", "limit": "0.2", "meaning": "..."}],
-                   "trials_run": 5, "trials_feasible": 4, "utility": utility,
+                   "trials_run": 5, "trials_feasible": 4, "trials_refused": 0,
+                   "utility": utility,
                    "figures": figures},
     }
 
@@ -157,7 +159,7 @@ def test_report_puts_the_marginals_under_utility_with_their_note(frames, tmp_pat
         assert not [c for c in CATEGORIES if c in text]
 
 
-def test_report_of_an_older_manifest_without_marginals(tmp_path):
+def test_report_of_a_release_without_marginal_plots(tmp_path):
     (tmp_path / "column_shapes.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     md = report.markdown(_manifest({"Utility per column": "column_shapes.png"}, None))
     assert "## Utility" in md and "Small cells" not in md

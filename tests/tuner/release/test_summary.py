@@ -12,6 +12,19 @@ from tuner import measures
 from tuner.release import _report as report
 from tuner.release._summary import TITLE, WIDTH, summary
 
+# what every 0.1.0 manifest holds beside the figures a test is about: a release that was not
+# audited, no fakes, no value protection, no codebook, no audit set
+EVERY_RELEASE = {
+    "selection": {"mode": "single", "rule": "the lowest loss", "reason": "the lowest loss",
+                  "refused": {}},
+    "audit": {"verdict": "not audited", "summary": "not audited: audit.enabled = false",
+              "tpr_limit": 0.05, "audit_set": {"available": False, "note": "none sealed"},
+              "membership": {"ran": False, "why": "audit.enabled = false"},
+              "winners_curse": {}, "intruder": {}},
+    "fakes": {}, "protection": {}, "domain": {}, "released_columns": [],
+    "metadata_file": "metadata.json",
+}
+
 
 def _manifest(**changes) -> dict:
     m = {
@@ -168,16 +181,17 @@ def test_a_file_that_is_not_a_manifest_is_a_clear_error():
 
 
 def _report_manifest() -> dict:
-    m = _manifest()
+    m = _manifest() | EVERY_RELEASE
     m |= {"created_utc": "2026-01-01T00:00:00+00:00", "synthetic_sha256": "ab" * 32,
           "config_sha256": "cd" * 32, "randomness": {"secret": True, "note": "keyed"}, "threads": 1,
           "device": "cpu", "params": {"max_depth": 4},
           "data": {"fingerprint_sha256": "ef" * 32, "rows": 5000, "population_size": 48842,
                    "population_note": "Adult"},
-          "split": {"n_train": 2500, "n_holdout": 2500},
+          "split": {"n_train": 2500, "n_holdout": 2500, "n_audit": 0},
           "report": {"rows": [{"measure": "M", "value": "-0.05", "limit": "<= 0.2",
                                "meaning": "..."}],
-                     "trials_run": 12, "trials_feasible": 8, "figures": {}}}
+                     "trials_run": 12, "trials_feasible": 8, "trials_refused": 1,
+                     "figures": {}}}
     m["membership"] |= {"expected_members": 134.9, "sampling_fraction": 0.0512}
     return m
 
