@@ -28,7 +28,7 @@ from tuner import measures
 from tuner.release import _domain as domain
 from tuner.release import _report_audit as report_audit
 from tuner.release._manifest import Constraint, Manifest, Selection
-from tuner.release._summary import limit_text, summary
+from tuner.release._summary import limit_text, summary, trials_text
 from tuner.scoring import Evaluation
 
 CAVEATS = (
@@ -148,10 +148,7 @@ def _blocks(manifest: Manifest) -> list[tuple[str, Any]]:
             ("split", f"{sp['n_train']:,} training / {sp['n_holdout']:,} holdout"
                       + (f" / {sp['n_audit']:,} sealed audit (never seen by a trial)"
                          if sp['n_audit'] else "")),
-            ("study", f"{r['trials_run']} trial{'' if r['trials_run'] == 1 else 's'} run, "
-                      f"{r['trials_feasible']} feasible"
-                      + (f", {r['trials_refused']} of them refused at release"
-                         if r["trials_refused"] else "")),
+            ("study", trials_text(r)),
             ("synthesiser", f"{manifest['synthesizer']}, parameters "
                             f"{json.dumps(manifest['params'])}, {manifest['threads']} "
                             f"thread(s), {manifest['device']}"),

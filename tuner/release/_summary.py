@@ -45,15 +45,18 @@ def _release_line(manifest: Manifest) -> str:
             + (f" ({metric})" if metric and math.isfinite(utility) else ""))
 
 
+def trials_text(report: Mapping[str, Any]) -> str:
+    """How many trials ran, met every constraint and were refused at release: said once, for
+    the summary's Study line and the report's table."""
+    refused, run = report.get("trials_refused"), report["trials_run"]
+    return (f"{run} trial{'' if run == 1 else 's'} run, {report.get('trials_feasible', '?')} "
+            "met every constraint" + (f", {refused} of them refused at release" if refused
+                                      else ""))
+
+
 def _trials_line(manifest: Manifest) -> list[str]:
     r = manifest.get("report", {})
-    if "trials_run" not in r:
-        return []
-    refused = r.get("trials_refused")
-    run = r["trials_run"]
-    return [f"Study: {run} trial{'' if run == 1 else 's'} run, {r.get('trials_feasible', '?')} "
-            "met every constraint" + (f", {refused} of them refused at release" if refused
-                                      else "")]
+    return [f"Study: {trials_text(r)}"] if "trials_run" in r else []
 
 
 def _threshold(manifest: Manifest) -> float:
