@@ -170,7 +170,7 @@ def check(value: Any, name: str, rule: Rule) -> Any:
             raise TypeError(f"`{name}` must be an integer, but got {value!r}.")
         if not _is_number(value):
             raise TypeError(f"`{name}` must be a number, but got {value!r}.")
-    elif not isinstance(value, (str, list, tuple)):
+    elif not isinstance(value, str):  # an argument is one choice (a list of them is a key's)
         raise RiskInputError(f"`{name}` must be {rule.expected()}, got {value!r}")
     said = problem(f"`{name}`", rule, value)
     if said:
