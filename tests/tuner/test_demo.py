@@ -111,27 +111,15 @@ def test_the_table_is_installed_with_the_package(tmp_path):
 
 
 @pytest.mark.slow
-def test_demo_prints_the_summary_block_of_its_report(tmp_path, capsys, monkeypatch):
+def test_demo_prints_the_summary_block_of_its_report(tmp_path, capsys):
     # the demo's own table and settings, with two trials of the family the README's block
     # releases (the Gaussian copula: the demo's CART candidates expose people one by one, and
     # the per-person verdict refuses them, issue 44); the block is checked against the
-    # manifest of whichever trial is released, and a refusal must be said in it. Two settings
-    # differ: the demo's audit.max_minutes = 8 passes over a candidate whose pilot fit, on a
-    # loaded core, predicts a longer audit (what CI's suite saw: trial 0 passed over at 20 min
-    # estimated, trial 1 audited, 522 s in all), and shadow tables of 300 records, not 1,000,
-    # make the one audit cheaper (the block's lines are the same)
-    import dataclasses
-
-    import tuner.api
-
-    real = tuner.api.load_config
-
-    def roomier(source, **overrides):  # noqa: ANN001, ANN202
-        cfg = real(source, **overrides)
-        return dataclasses.replace(cfg, audit=dataclasses.replace(
-            cfg.audit, max_minutes=60.0, shadow_size=300))
-
-    monkeypatch.setattr(tuner.api, "load_config", roomier)
+    # manifest of whichever trial is released, and a refusal must be said in it. Which one
+    # depends on the machine: trial 0's model fits about 3 times slower than trial 1's (3.5 s
+    # against 1.2 s a shadow table), so where its audit is estimated beyond the demo's
+    # audit.max_minutes = 8 (one core, as in CI's suite: 20 min) it is passed over and trial 1
+    # audited and released
     out = tmp_path / "demo-output"
     # public seeds: the same split as the README's block (the test is of the block's lines)
     assert main(["demo", "--trials", "2", "--synthesizers", "gaussian_copula",
