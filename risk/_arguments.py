@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from risk.params import Choices, Range, Rule, check, declared
+from risk.params import OPEN_UNIT, Choices, Range, Rule, check, declared
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -24,7 +24,6 @@ DESIGNS = ("per_target", "shared")  # the audit's games (risk.audit)
 MATCHING = ("exact", "nearest")  # how CAP matches a synthetic record to a key
 MISSING = ("error", "category")  # what a missing key value is
 
-OPEN_UNIT = Range(0, 1, closed="neither")
 WHOLE_AT_LEAST_ONE = Range(1, integer=True)
 
 ARGUMENTS: dict[str, Rule] = {

@@ -30,11 +30,7 @@ import numpy as np
 import pandas as pd
 
 from risk._errors import RiskInputError
-from risk.params import Choices, Range, check
-
-# the ranges several public arguments share, declared once (risk.params)
-OPEN_UNIT = Range(0, 1, closed="neither")  # a confidence level, a level alpha
-SHARE_ABOVE_ZERO = Range(0, 1, closed="right")  # a limit on a rate: 1 refuses nothing
+from risk.params import Range, check
 
 
 def _short(values: Iterable[Any], limit: int = 8) -> str:
@@ -319,31 +315,6 @@ def check_number(value: Any, name: str, *, finite: bool = True) -> float:
     if finite and math.isinf(v):
         raise RiskInputError(f"`{name}` must be finite, but got {name}={value!r}.")
     return v
-
-
-def check_fraction(value: Any, name: str, *, low: float = 0.0, high: float = 1.0) -> float:
-    """Return ``value`` as a float strictly inside ``(low, high)``
-    (:class:`risk.params.Range`, open at both ends)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"`{name}` must be a number, but got {value!r}.")
-    return float(check(value, name, Range(low, None if math.isinf(high) else high,
-                                             closed="neither")))
-
-
-def check_positive_int(
-    value: Any, name: str, *, minimum: int = 1, maximum: int | None = None
-) -> int:
-    """Return ``value`` as an int ``>= minimum`` (and ``<= maximum`` when given)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"`{name}` must be an integer, but got {value!r}.")
-    return int(check(value, name, Range(minimum, maximum)))
-
-
-def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
-    """Return ``value`` if it is one of ``choices``."""
-    if not isinstance(value, str):
-        raise RiskInputError(f"`{name}` must be one of {tuple(choices)!r}, got {value!r}")
-    return str(check(value, name, Choices(tuple(choices))))
 
 
 def resolve_seed(random_state: Any) -> int:

@@ -120,6 +120,9 @@ class Choices:
 
 Rule = Range | Choices
 
+# the range most shared: a confidence level, a level alpha, a share strictly between 0 and 1
+OPEN_UNIT = Range(0, 1, closed="neither")
+
 
 def problem(name: str, rule: Rule, value: Any) -> str | None:
     """The one message of a value that breaks its rule (``None`` when it keeps it): the

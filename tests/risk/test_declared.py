@@ -61,11 +61,11 @@ def test_a_bad_value_is_refused_naming_the_argument(name, arg, value):
 
 
 def test_a_declared_value_in_range_is_let_through_to_the_body():
-    # the bound itself passes the declaration; what fails then is the body's own check
-    with pytest.raises(TypeError, match="missing"):
-        risk.naive_f1.__wrapped__()  # the body, unwrapped, still needs its argument
+    # values inside the range, and a closed bound itself (tpr_limit = 1), reach
+    # the body and give its result
     assert risk.naive_f1(0.5) == pytest.approx(2 / 3)
     assert 0.0 <= risk.audit.null_refusal_rate(10, 200, design="shared", tpr_limit=1.0) <= 1.0
+    assert risk.audit.minimum_shadows(4, design="shared", tpr_limit=0.5) >= 8
 
 
 def test_one_message_format_for_every_setting():

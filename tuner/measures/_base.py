@@ -57,12 +57,15 @@ class Bound:
         """The limit in force under ``options`` (the named option's value, or the number)."""
         return float(options[self.limit] if isinstance(self.limit, str) else self.limit)
 
+    def margin(self, metric: float, limit: float) -> float:
+        """``metric - limit``, or ``limit - metric`` for a floor: feasible when <= 0."""
+        return metric - limit if self.sense == "max" else limit - metric
+
     def value(self, metric: float, options: Mapping[str, Any]) -> float:
-        """The constraint's margin, feasible when <= 0 (infinite for a missing metric)."""
+        """The constraint's margin under ``options``' limit (infinite for a missing metric)."""
         if metric is None or not math.isfinite(metric):
             return math.inf
-        limit = self.limit_of(options)
-        return metric - limit if self.sense == "max" else limit - metric
+        return self.margin(metric, self.limit_of(options))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -165,10 +168,9 @@ def fmt(value: float | None, digits: int = 4) -> str:
     return "undefined" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
 
 
-# the ranges several options share
-OPEN_UNIT = Range(0, 1, closed="neither")
-# a limit on a train-minus-holdout difference of two shares lies in [0, 1]. A negative limit
-# would ask the release to resemble the holdout more than its own training data: chance alone
-# fails that about half the time, so it refuses safe data at random
+# the range several options share: a limit on a train-minus-holdout difference of two shares
+# lies in [0, 1]. A negative limit would ask the release to resemble the holdout more than its
+# own training data: chance alone fails that about half the time, so it refuses safe data at
+# random
 DIFFERENCE_LIMIT = Range(0, 1, note="a difference; 0: the release may not resemble the "
                                        "training records more than the holdout")

@@ -26,9 +26,8 @@ from typing import Any
 import pandas as pd
 
 import risk
-from risk.params import Choices, Range
+from risk.params import OPEN_UNIT, Choices, Range
 from tuner.measures._base import (
-    OPEN_UNIT,
     Bound,
     Inputs,
     MeasureSpec,

@@ -125,8 +125,7 @@ def margin_under(name: str, metrics: Mapping[str, float], limit: float) -> float
     if found is None:
         return math.nan
     _, bound, key = found
-    metric = float(metrics.get(key, math.nan))
-    return metric - limit if bound.sense == "max" else limit - metric
+    return bound.margin(float(metrics.get(key, math.nan)), limit)
 
 
 def column_options(opts: Mapping[str, Any]) -> dict[str, Sequence[str]]:

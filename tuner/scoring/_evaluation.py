@@ -59,45 +59,37 @@ class Scored:
     utility_seconds: float
     risk_seconds: float
     synthetic: pd.DataFrame = dataclasses.field(repr=False)  # as scored (after the gate)
-    sampled: pd.DataFrame | None = dataclasses.field(default=None, repr=False)  # as made
-    sets: tuple[pd.DataFrame, ...] = dataclasses.field(default=(), repr=False)  # partial: m
+    # the synthetic data as sampled, before the gate removed anything (full synthesis): what
+    # the release audit scores again against the sealed audit set
+    sampled: pd.DataFrame | None = dataclasses.field(default=None, repr=False)
+    # partial synthesis: the m released sets (synthetic is the first)
+    sets: tuple[pd.DataFrame, ...] = dataclasses.field(default=(), repr=False)
 
 
-@dataclasses.dataclass(frozen=True)
-class Evaluation:
-    """Everything measured for one set of synthetic data."""
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Evaluation(Scored):
+    """Everything measured for one set of synthetic data: what :class:`Scored` holds, and how
+    the data were made."""
 
     synthesizer: str
     params: dict[str, Any]
     seed: int
-    utility: float
-    loss: risk.RiskUtilityLoss
-    outcomes: Mapping[str, measures.Outcome]  # measure name -> its results
-    constraints: dict[str, float]
     fit_seconds: float
     sample_seconds: float
-    utility_seconds: float
-    risk_seconds: float
-    synthetic: pd.DataFrame = dataclasses.field(repr=False)
-    # the synthetic data as sampled, before the gate removed anything (full synthesis): what
-    # the release audit scores again against the sealed audit set
-    sampled: pd.DataFrame | None = dataclasses.field(default=None, repr=False)
-    # partial synthesis: the m released sets (synthetic is the first) and how they were drawn
-    sets: tuple[pd.DataFrame, ...] = dataclasses.field(default=(), repr=False)
+    # partial synthesis: how the m released sets (Scored.sets) were drawn
     partial: Mapping[str, float] = dataclasses.field(default_factory=dict)
     # a DP family's noise key (tuner._common.seeding.noise_key): a refit of this model needs it too
     noise_key: int | None = dataclasses.field(default=None, repr=False)
 
     @classmethod
     def of(cls, scored: Scored, *, synthesizer: str, params: dict[str, Any], seed: int,
-           fit_seconds: float, sample_seconds: float, **made: Any) -> Evaluation:
-        """The evaluation of data made by ``synthesizer`` (``made``: what else is known of how,
-        ``partial``, ``noise_key``) and measured as ``scored``."""
-        return cls(synthesizer=synthesizer, params=params, seed=seed, fit_seconds=fit_seconds,
-                   sample_seconds=sample_seconds, utility=scored.utility, loss=scored.loss,
-                   outcomes=scored.outcomes, constraints=scored.constraints,
-                   utility_seconds=scored.utility_seconds, risk_seconds=scored.risk_seconds,
-                   synthetic=scored.synthetic, sampled=scored.sampled, sets=scored.sets, **made)
+           fit_seconds: float, sample_seconds: float, partial: Mapping[str, float] | None = None,
+           noise_key: int | None = None) -> Evaluation:
+        """The evaluation of data made by ``synthesizer`` and measured as ``scored``."""
+        return cls(**{f.name: getattr(scored, f.name) for f in dataclasses.fields(Scored)},
+                   synthesizer=synthesizer, params=params, seed=seed, fit_seconds=fit_seconds,
+                   sample_seconds=sample_seconds, partial=dict(partial or {}),
+                   noise_key=noise_key)
 
     @property
     def feasible(self) -> bool:
