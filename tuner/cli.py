@@ -306,6 +306,8 @@ def _command(args: argparse.Namespace) -> int:
 
         run_command(args.directory, storage_url=args.storage, host=args.host, port=args.port)
         return EXIT_OK
+    if args.command == "report" and (release := _release_only(args)) is not None:
+        return _report_release(release, write=args.write)
     tuned = _loaded(args)
     if args.command == "report":
         return _report(tuned, write=args.write)
@@ -351,6 +353,33 @@ def _loaded(args: argparse.Namespace):  # noqa: ANN202 - a TunedStudy, imported 
         tuned = load(args.directory)
     _check_study(tuned, args)
     return tuned
+
+
+def _release_only(args: argparse.Namespace) -> Path | None:
+    """The release folder ``report DIR`` names when DIR holds a release and no study: the
+    release folder itself, or an output folder with ``release/`` and no ``run.json`` (copied
+    to a review board without the study's stores)."""
+    if args.directory is None or args.storage or args.study:
+        return None
+    folder = Path(args.directory)
+    if (folder / "manifest.json").is_file():
+        return folder
+    if not (folder / "run.json").exists() and (folder / "release" / "manifest.json").is_file():
+        return folder / "release"
+    return None
+
+
+def _report_release(release: Path, *, write: bool) -> int:
+    """``report`` of a release without its study: its summary, and with ``write`` its reports
+    made again from ``manifest.json`` alone (no trials table: the study is not here)."""
+    from tuner.release import read_manifest, write_report
+
+    print(f"{release}: a release without its study (no trials table); from manifest.json")
+    print_release_summary(release)
+    if write:
+        for path in write_report(release, read_manifest(release / "manifest.json")):
+            print(f"wrote {path}")
+    return EXIT_OK
 
 
 def _report(tuned, *, write: bool) -> int:  # noqa: ANN001

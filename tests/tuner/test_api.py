@@ -59,6 +59,15 @@ def test_tune_then_load_from_the_folder_alone(csv_study, tmp_path, capsys):
             if line.startswith("| ") and line.count("|") > 3}
     for name, c in manifest["constraints"].items():
         assert c["metric"] in rows[name] and f"{c['limit']:.6g}" in rows[name], rows.get(name)
+    # a folder holding only release/ (sent to a review board without the study's stores):
+    # report rebuilds the same report from manifest.json alone (issue 47)
+    alone = tmp_path / "board"
+    shutil.copytree(release, alone / "release")
+    (alone / "release" / "report.md").unlink()
+    assert main(["report", str(alone), "--write"]) == 0
+    said = capsys.readouterr().out
+    assert "a release without its study" in said and "Summary for the review board" in said
+    assert (alone / "release" / "report.md").read_text() == (release / "report.md").read_text()
     # re-creating the data needs them: a clear error, not a traceback
     assert main(["release", str(tmp_path / "out")]) == 2
     assert "fair.csv" in capsys.readouterr().err
