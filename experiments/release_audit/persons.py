@@ -24,7 +24,7 @@ own TPR.
 
     python -m experiments.release_audit.persons --audits 8            # the committed table
     python -m experiments.release_audit.persons --quick               # a smoke size
-    python -m experiments.release_audit.persons --audits 60 --only blind:shared  # no-leak rate
+    python -m experiments.release_audit.persons --audits 60 --only blind:shared blind:per_target
     python -m experiments.release_audit.persons --summary-only
 
 Rows are appended to ``results/persons_size.csv`` as each audit finishes (a rerun skips what is
@@ -184,8 +184,8 @@ def summarise(frame: pd.DataFrame) -> str:
             "intersection-union p-value: the randomisation test and their own TPR at 1 % FPR "
             "against the limit), the pooled bound one-sided at 95 % over the test fits. "
             "`python -m experiments.release_audit.persons --audits 8`, then `--audits 60 --only "
-            "blind:shared` for the no-leak rate. [a, b]: the exact (Clopper-Pearson) 95 % "
-            "interval.\n\n")
+            "blind:shared blind:per_target` for the no-leak rate. [a, b]: the exact "
+            "(Clopper-Pearson) 95 % interval.\n\n")
     return head + "\n".join(lines) + "\n"
 
 
