@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from scipy import stats
 
 
 def timed(fn: Callable[[], Any], repeats: int) -> tuple[Any, float]:
@@ -63,3 +64,13 @@ def append_rows(path: Path, rows: Iterable[dict[str, object]]) -> None:
                              "start a new file")
         frame = frame.reindex(columns=header)
     frame.to_csv(path, mode="a", header=not path.exists(), index=False)
+
+
+def share_with_interval(flags: pd.Series) -> str:
+    """``"k of n [a, b]"``: how many of ``flags`` hold and the exact (Clopper & Pearson 1934)
+    95 % interval of that share."""
+    k, n = int(flags.sum()), int(flags.size)
+    if n == 0:
+        return "0 of 0"
+    ci = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
+    return f"{k} of {n} [{ci.low:.2f}, {ci.high:.2f}]"

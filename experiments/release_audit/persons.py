@@ -42,11 +42,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 import risk
 from experiments.datasets import read_adult
-from experiments.reporting import append_rows
+from experiments.reporting import append_rows, share_with_interval
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -155,8 +154,7 @@ def run_cell(generator: str, design: str, seed: int, jobs: int) -> dict[str, obj
 
 
 def _share(x: pd.Series) -> str:
-    ci = stats.binomtest(int(x.sum()), int(x.size)).proportion_ci(method="exact")  # Clopper-Pearson
-    return f"{int(x.sum())} of {x.size} [{ci.low:.2f}, {ci.high:.2f}]"
+    return share_with_interval(x)
 
 
 def summarise(frame: pd.DataFrame) -> str:
