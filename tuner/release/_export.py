@@ -345,6 +345,10 @@ def _export(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
         figures = _figures(ev, ctx, staging)
         if audited["membership"].get("ran"):  # the audit section shows it, not the figures list
             plots.save_figure(plots.audit_aucs(audited["membership"]), staging / "audit_auc.png")
+        if curves := plots.curves_of(study.get_trials(deepcopy=False), best.number):
+            plots.save_figure(plots.learning_curves(curves), staging / "learning_curves.png")
+            figures["Learning curves of the neural trials: the loss at each checkpoint"] = \
+                "learning_curves.png"
         frame = trials_frame(study)
         chosen = selection(study, best)
         if chosen["mode"] == "pareto":

@@ -1,5 +1,6 @@
 """The release's plots, people would rather look at than tables: the membership attack's F1
-curve, CAP scatter, correlations, per-column scores, marginals and the audit's AUCs.
+curve, CAP scatter, correlations, per-column scores, marginals, the audit's AUCs and the
+neural trials' learning curves.
 
 Made without pyplot (``tuner._common.figures``); the risk-utility map is the study's
 (:func:`tuner.search.risk_utility_plot`), drawn in the release folder too.
@@ -14,8 +15,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from matplotlib import dates as mdates
+from matplotlib import ticker
 from matplotlib.figure import Figure
 
+from tuner._common import attrs
 from tuner._common.figures import DPI, figure, save_figure
 
 
@@ -273,3 +276,61 @@ def audit_aucs(membership: dict[str, Any]) -> Figure:
     ax.set_title("Membership audit: each attack's per-target AUCs, sorted", fontsize=10)
     ax.legend(fontsize=7, ncol=4, loc="lower right")
     return fig
+
+
+def learning_curves(curves: list[dict[str, Any]]) -> Figure:
+    """The neural trials' loss at each checkpoint against its epochs (issue 46): one line per
+    trial, coloured by family; solid where the trial completed, dashed where it was pruned or
+    stopped early; a filled point where the checkpoint met every constraint, a cross where it
+    did not; the released trial's line bold, the checkpoint it releases circled. A lower loss
+    is better (-w(M) U, El Emam et al. 2022). Each entry of ``curves``: ``number``,
+    ``family``, ``state``, ``released`` (bool), ``epochs`` (the released checkpoint, or None)
+    and ``points`` (the trial's ``learning_curve`` attribute)."""
+    fig, ax = figure(figsize=(7, 4.2))
+    families = sorted({c["family"] for c in curves})
+    colour = {f: f"C{i}" for i, f in enumerate(families)}
+    for c in curves:
+        points = [p for p in c["points"] if "loss" in p]
+        if not points:
+            continue
+        x = np.array([p["epochs"] for p in points], float)
+        y = np.array([p["loss"] for p in points], float)
+        ok = np.array([bool(p["feasible"]) for p in points])
+        style = dict(color=colour[c["family"]], lw=2.4 if c["released"] else 1.0,
+                     ls="-" if c["state"] == "COMPLETE" else "--",
+                     alpha=1.0 if c["released"] else 0.6)
+        ax.plot(x, y, **style)
+        ax.scatter(x[ok], y[ok], color=colour[c["family"]], s=16, zorder=3)
+        ax.scatter(x[~ok], y[~ok], color=colour[c["family"]], marker="x", s=16, zorder=3)
+        if c["released"] and c.get("epochs") in set(x.astype(int)):
+            at = int(np.flatnonzero(x.astype(int) == c["epochs"])[0])
+            ax.scatter([x[at]], [y[at]], s=140, facecolors="none", edgecolors="crimson",
+                       lw=1.6, zorder=4, label=f"released: trial {c['number']} at "
+                                               f"{c['epochs']} epochs")
+    for f in families:
+        ax.plot([], [], color=colour[f], label=f)
+    ax.plot([], [], color="grey", ls="--", label="pruned or stopped")
+    ax.scatter([], [], color="grey", marker="x", s=16, label="over a risk limit")
+    ax.set_xscale("log")
+    steps = sorted({int(p["epochs"]) for c in curves for p in c["points"] if "loss" in p})
+    ax.set_xticks(steps, [str(e) for e in steps])  # the checkpoints, not powers of ten
+    ax.xaxis.set_minor_locator(ticker.NullLocator())
+    ax.set_xlabel("epochs (checkpoints)")
+    ax.set_ylabel("risk-utility loss (lower is better)")
+    ax.set_title(f"Learning curves of the {len(curves)} neural trials", fontsize=10)
+    ax.legend(fontsize=7, loc="best")
+    return fig
+
+
+def curves_of(trials: list[Any], released: int) -> list[dict[str, Any]]:
+    """The entries :func:`learning_curves` draws, from a study's trials (Optuna's frozen
+    trials; those scored at checkpoints hold a ``learning_curve`` attribute) and the number of
+    the released trial."""
+    out = []
+    for t in trials:
+        points = t.user_attrs.get(attrs.CURVE)
+        if points:
+            out.append({"number": t.number, "family": str(t.params.get("synthesizer", "?")),
+                        "state": t.state.name, "released": t.number == released,
+                        "epochs": t.user_attrs.get(attrs.EPOCHS), "points": points})
+    return out

@@ -147,3 +147,37 @@ def test_a_study_of_checkpointed_trials_releases_the_checkpoint_it_scored(tmp_pa
     history = client.get_metric_history(released.user_attrs[attrs.MLFLOW_RUN_ID],
                                         "checkpoint.loss")
     assert sorted(m.step for m in history) == sorted(released.intermediate_values)
+    # the report shows every checkpointed trial's curve, pruned ones included (issue 46)
+    folder = cfg.study.output / "release"
+    assert (folder / "learning_curves.png").stat().st_size > 10_000
+    assert manifest["report"]["figures"][
+        "Learning curves of the neural trials: the loss at each checkpoint"] == \
+        "learning_curves.png"
+    assert "learning_curves.png" in (folder / "report.md").read_text()
+
+
+def test_the_learning_curves_hold_every_checkpointed_trial_and_mark_the_release(tmp_path):
+    from tuner.release import _plots as plots
+
+    study = optuna.create_study()
+    for number, (state, points) in enumerate([
+            (TrialState.COMPLETE, [(5, -0.5, True), (15, -0.7, True), (45, -0.6, False)]),
+            (TrialState.PRUNED, [(5, -0.3, False)]),
+            (TrialState.COMPLETE, [])]):  # no checkpoints (a CART trial): not drawn
+        attrs_ = {attrs.CURVE: [{"epochs": e, "loss": lo, "feasible": f, "utility": -lo,
+                                 "m": 0.1, "fit_seconds": 1.0} for e, lo, f in points]}
+        if number == 0:
+            attrs_[attrs.EPOCHS] = 15
+        study.add_trial(optuna.trial.create_trial(
+            state=state, value=-0.7 if state == TrialState.COMPLETE else None,
+            params={"synthesizer": "tvae"},
+            distributions={"synthesizer": optuna.distributions.CategoricalDistribution(
+                ["tvae"])}, user_attrs=attrs_))
+    curves = plots.curves_of(study.get_trials(deepcopy=False), released=0)
+    assert [(c["number"], c["state"], c["released"], c["epochs"]) for c in curves] == [
+        (0, "COMPLETE", True, 15), (1, "PRUNED", False, None)]
+    fig = plots.learning_curves(curves)
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert "released: trial 0 at 15 epochs" in labels and "pruned or stopped" in labels
+    plots.save_figure(fig, tmp_path / "curves.png")
+    assert (tmp_path / "curves.png").stat().st_size > 10_000
