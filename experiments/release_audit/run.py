@@ -98,12 +98,13 @@ def label_of(family: str, params: dict[str, Any]) -> str:
     return f"{family}({', '.join(f'{k}={v}' for k, v in params.items() if k != 'delta')})"
 
 
-def audit_cell(ctx: Any, name: str, index: int, targets: int, shadows: int, jobs: int,
-               work: Path) -> dict[str, Any]:
-    """Generator ``index`` of :data:`GENERATORS`: one release candidate judged by the gate, the
-    audit set and the membership audit."""
-    family, params, design, share = GENERATORS[index]
-    shadows = max(8, 2 * round(share * shadows / 2))
+def candidate(ctx: Any, name: str, index: int, work: Path
+              ) -> tuple[Any, ReleasedFamily, dict[str, Any], float]:
+    """Generator ``index`` of :data:`GENERATORS` made as a trial makes it: the evaluation
+    (None where the gate removed every record), the family the intruder refits (what would be
+    released: the gate's removal included; where nothing is left, the generator as sampled),
+    the gate's and the audit set's verdicts, and the seconds it took."""
+    family, params, _, _ = GENERATORS[index]
     seed = derive(2026, 13, index)
     start = time.perf_counter()
     policy = ctx.cfg.risk.replicated_uniques
@@ -118,10 +119,18 @@ def audit_cell(ctx: Any, name: str, index: int, targets: int, shadows: int, jobs
         judged = _judged(ctx, ev)
         ev.synthetic.to_csv(work / f"release_{name}_{label_of(family, params)}.csv",
                             index=False)  # for anonymeter
-    make_seconds = time.perf_counter() - start
-    # the intruder refits what would be released (the gate's removal of replicated uniques
-    # included); where the gate removed every record, the generator as sampled
-    fam = ReleasedFamily(family, params, "cpu", policy)
+    return (ev, ReleasedFamily(family, params, "cpu", policy), judged,
+            time.perf_counter() - start)
+
+
+def audit_cell(ctx: Any, name: str, index: int, targets: int, shadows: int, jobs: int,
+               work: Path) -> dict[str, Any]:
+    """Generator ``index`` of :data:`GENERATORS`: one release candidate judged by the gate, the
+    audit set and the membership audit as it was before issue 32 (README.md)."""
+    family, params, design, share = GENERATORS[index]
+    shadows = max(8, 2 * round(share * shadows / 2))
+    seed = derive(2026, 13, index)
+    ev, fam, judged, make_seconds = candidate(ctx, name, index, work)
     res = risk.membership_audit(ctx.split.train, ctx.split.holdout, fam, targets=targets,
                                 shadows=shadows, design=design, n_jobs=jobs, random_state=seed)
     label = label_of(family, params)
@@ -232,18 +241,24 @@ def curse_cells(name: str, work: Path, rows: int, studies: int, trials: int
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def arguments(description: str) -> argparse.ArgumentParser:
+    """The options this experiment's scripts share (``run.py``, ``today.py``)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
     parser.add_argument("--rows", type=int, default=6_000)
-    parser.add_argument("--targets", type=int, default=20)
-    parser.add_argument("--shadows", type=int, default=100)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--studies", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="a smoke size: minutes")
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--work", type=Path, default=Path("/tmp/release_audit"))
     parser.add_argument("--summary-only", action="store_true")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = arguments(__doc__.split("\n\n")[0])
+    parser.add_argument("--targets", type=int, default=20)
+    parser.add_argument("--shadows", type=int, default=100)
+    parser.add_argument("--studies", type=int, default=5)
     parser.add_argument("--recheck-audit-set", action="store_true",
                         help="recompute the gate's and the audit set's columns of "
                              "results/audits.csv (after a change to a measure or the sealed "

@@ -24,6 +24,30 @@ def test_a_cell_is_judged_by_the_gate_the_audit_set_and_the_audit(tmp_path):
     assert (tmp_path / "release_adult_cart(min_samples_leaf=20).csv").exists()
 
 
+@pytest.mark.slow
+def test_today_s_audit_judges_a_cell_as_the_tuner_decides(tmp_path):
+    import dataclasses
+
+    from experiments.release_audit import today
+
+    load_adult()
+    cfg = run._config("adult", tmp_path, 1500)
+    cfg = dataclasses.replace(cfg, audit=dataclasses.replace(cfg.audit, shadows=16, targets=3))
+    ctx = run.prepare(cfg)
+    index = next(i for i, g in enumerate(run.GENERATORS)
+                 if g[0] == "cart" and g[1]["min_samples_leaf"] == 200)
+    row = today.today_cell(ctx, "adult", index, jobs=1, work=tmp_path)
+    assert row["audited"] and row["design"] in ("shared", "per_target")
+    assert row["n_tested"] == 3 and 0 <= row["n_flagged"] <= 3
+    # released only when the gate, the sealed set and the verdict all pass it
+    assert row["product_releases"] == (row["gate_passes"] and row["audit_set_passes"]
+                                       and not row["audit_refused"])
+    assert row["audit_refused"] == (row["pooled_refused"] or row["n_flagged"] > 0)
+    pd.DataFrame([row]).to_csv(tmp_path / today.CSV_NAME, index=False)
+    text = today.summarize(tmp_path)
+    assert "cart(min_samples_leaf=200)" in text and "The gate passed" in text
+
+
 def test_the_crosstab_counts_each_way_the_gate_and_the_audit_can_agree(tmp_path):
     rows = [dict(dataset="d", generator=f"g{i}", design="shared", gate_passes=g,
                  gate_failed="", audit_set_passes=s, tpr_1pct=0.01, tpr_1pct_low=0.0,
