@@ -153,21 +153,17 @@ def run_cell(generator: str, design: str, seed: int, jobs: int) -> dict[str, obj
             "seconds": time.perf_counter() - start}
 
 
-def _share(x: pd.Series) -> str:
-    return share_with_interval(x)
-
-
 def summarise(frame: pd.DataFrame) -> str:
     rows = []
     for (gen, design), cell in frame.groupby(["generator", "design"], sort=False):
         one = gen.startswith("one_person")
         rows.append({
             "generator": gen, "design": design, "audits": len(cell),
-            "refused [95 % CI]": _share(cell["refused"]),
-            "someone flagged": _share(cell["person_flagged"]),
-            "pooled bound alone refused": _share(cell["pooled_refused"]),
-            "worst target is the exposed person": _share(cell["worst_is_chosen"]) if one
-            else "",
+            "refused [95 % CI]": share_with_interval(cell["refused"]),
+            "someone flagged": share_with_interval(cell["person_flagged"]),
+            "pooled bound alone refused": share_with_interval(cell["pooled_refused"]),
+            "worst target is the exposed person": (
+                share_with_interval(cell["worst_is_chosen"]) if one else ""),
             "median p of the exposed person": f"{cell['chosen_p'].median():.2g}" if one else "",
             "median own TPR of the exposed person": f"{cell['chosen_tpr'].median():.2f}" if one
             else "",
