@@ -173,7 +173,7 @@ def _save_run_file(cfg: Config, storage_url: str, mlflow_uri: str) -> None:
             "study": cfg.study.name,
             "storage": storage_url, "mlflow_uri": mlflow_uri,
             "overrides": {"output": str(cfg.study.output.resolve()),
-                          "n_trials": cfg.study.n_trials, "mode": cfg.study.mode,
+                          "n_trials": cfg.study.trial_budget, "mode": cfg.study.mode,
                           "synthesizers": list(cfg.study.synthesizers),
                           "public_seed": cfg.study.public_seed}}
     (cfg.study.output / RUN_FILE).write_text(json.dumps(info, indent=2))

@@ -27,12 +27,15 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a command Ctrl-
 
 def _run(cfg, *, progress: bool) -> int:  # noqa: ANN001
     from tuner.api import start
+    from tuner.config import UNBOUNDED
     from tuner.release import NoFeasibleTrial, export_release, release_note
 
     mode = (f"; Pareto mode (maximise U, minimise M), release pick "
             f"{cfg.study.pareto_pick!r}" if cfg.study.mode == "pareto" else "")
+    trials = (f"{cfg.study.budget_minutes:g} minutes for trials and audit"
+              if cfg.study.trial_budget == UNBOUNDED else f"{cfg.study.trial_budget} trials")
     print(f"study {cfg.study.name!r}: synthesisers {', '.join(cfg.study.synthesizers)}, budget "
-          f"{cfg.study.n_trials} trials, {cfg.study.workers} worker(s){mode}; output "
+          f"{trials}, {cfg.study.workers} worker(s){mode}; output "
           f"{cfg.study.output.resolve()}")
     tuned, ctx = start(cfg, progress=progress)  # an unreadable data file: a ValueError naming it
     try:

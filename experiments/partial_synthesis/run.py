@@ -124,7 +124,7 @@ def run_studies(plan: Plan, runs: Path, *, progress: bool = True) -> dict[str, A
     for family in plan.families:
         cfg = family_config(base, family, plan, runs)
         ctx = prepare(cfg, frame)
-        print(f"[{family}] {len(ctx.split.train)} training rows, {cfg.study.n_trials} trials, "
+        print(f"[{family}] {len(ctx.split.train)} training rows, {cfg.study.trial_budget} trials, "
               f"m = {cfg.study.synthetic_sets}", flush=True)
         study = run_study(ctx, progress=progress)
         try:

@@ -83,7 +83,7 @@ def family_config(base: tuner_config.Config, dataset: str, family: str, plan: Pl
         spaces[family] = {**spaces.get(family, {}), **SMOKE_SPACE}
     study = dataclasses.replace(
         base.study, name=experiment_name(dataset, family), synthesizers=(family,),
-        n_trials=plan.trials or base.study.n_trials, output=runs / dataset,
+        n_trials=plan.trials or base.study.trial_budget, output=runs / dataset,
     )
     cfg = dataclasses.replace(base, study=study, spaces=spaces)
     tuner_config.check(cfg)
@@ -112,7 +112,7 @@ def run_studies(plan: Plan, runs: Path, *, progress: bool = True) -> dict[str, s
             cfg = family_config(base, dataset, family, plan, runs)
             ctx = prepare(cfg, frame)
             print(f"[{dataset} / {family}] {len(ctx.split.train)} training rows, N = "
-                  f"{cfg.data.population_size:,}, {cfg.study.n_trials} trials", flush=True)
+                  f"{cfg.data.population_size:,}, {cfg.study.trial_budget} trials", flush=True)
             run_study(ctx, progress=progress)
             uris[dataset] = ctx.mlflow_uri
     return uris

@@ -27,10 +27,12 @@ from tuner.config._reference import SECTIONS, reference, section_table
 from tuner.config._sections import (
     AUDIT_BACKENDS,
     AUDIT_DESIGNS,
+    DEFAULT_TRIALS,
     DEVICES,
     MODES,
     PICK_RULES,
     PRUNERS,
+    UNBOUNDED,
     UTILITY_METRICS,
     AuditConfig,
     DataConfig,
@@ -52,8 +54,9 @@ from tuner.config._values import (
 )
 
 __all__ = [
-    "AUDIT_BACKENDS", "AUDIT_DESIGNS", "DEVICES", "MODES", "PICK_RULES", "PRUNERS",
-    "SECTIONS", "UTILITY_METRICS", "AuditConfig", "Config", "ConfigError", "DataConfig",
+    "AUDIT_BACKENDS", "AUDIT_DESIGNS", "DEFAULT_TRIALS", "DEVICES", "MODES", "PICK_RULES",
+    "PRUNERS", "SECTIONS", "UNBOUNDED", "UTILITY_METRICS", "AuditConfig", "Config",
+    "ConfigError", "DataConfig",
     "RiskConfig", "StudyConfig", "UtilityConfig", "bad_values", "check", "check_data", "coerce",
     "data_problems", "declared_problems", "identifier_clashes", "key", "kind_of", "kinds_of",
     "load", "named_columns", "parse",

@@ -6,6 +6,7 @@ registry and ``[space.FAMILY]`` from the synthesiser registry (:mod:`tuner.confi
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ AUDIT_DESIGNS = ("auto", "per_target", "shared")
 AUDIT_BACKENDS = ("local", "dask")  # where the refits run (tuner.release._audit_backend)
 
 AT_LEAST_ONE = Range(1)
+DEFAULT_TRIALS = 20  # [study] n_trials unset, without a budget_minutes
+UNBOUNDED = sys.maxsize  # [study] n_trials unset, with one: the job's clock decides
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,7 +87,9 @@ class StudyConfig:
     synthesizers: tuple[str, ...] = key(("gaussian_copula", "cart"),
                                         help="families searched (see [space.FAMILY] below)",
                                         valid=Choices(SYNTHESIZERS))
-    n_trials: int = key(20, help="trial budget, over every worker", valid=AT_LEAST_ONE)
+    n_trials: int | None = key(None, help="trial budget, over every worker; none: 20, or as "
+                                          "many as budget_minutes leaves time for when it is "
+                                          "set", valid=AT_LEAST_ONE)
     timeout: float | None = key(None, help="seconds after which no trial starts",
                                       valid=Range(0, closed="neither", unit="seconds"))
     budget_minutes: float | None = key(
@@ -126,6 +131,15 @@ class StudyConfig:
                                         '"hyperband", "halving" (successive halving) or "none" '
                                         "(single mode only)", valid=Choices(PRUNERS))
 
+    @property
+    def trial_budget(self) -> int:
+        """The trials the search may run: ``n_trials``; unset, :data:`DEFAULT_TRIALS`, or
+        :data:`UNBOUNDED` when ``budget_minutes`` is set (the job's clock ends the search, which
+        keeps its audit's time back: a count drawn in advance would end it early or late)."""
+        if self.n_trials is not None:
+            return self.n_trials
+        return UNBOUNDED if self.budget_minutes is not None else DEFAULT_TRIALS
+
 
 @dataclasses.dataclass(frozen=True)
 class AuditConfig:
@@ -157,6 +171,13 @@ class AuditConfig:
                                 "(Bonferroni), so a leaky generator passes one of them no more "
                                 "often than one audit at 95 % lets it; then no release",
                                 valid=AT_LEAST_ONE)
+    safer_by: float = key(2.0, help="after the membership audit refuses a candidate, another "
+                                    "of its family is audited only when this many times safer "
+                                    "on the family's privacy setting (cart: min_samples_leaf "
+                                    "this factor larger; neural: epochs, dp: epsilon this "
+                                    "factor smaller; gaussian_copula: none is, it is not "
+                                    "audited again); other families are not held back",
+                          valid=Range(1, unit="times"))
     alpha: float = key(0.05, help="the family-wise level of the per-person test: a release "
                                   "that exposes nobody beyond tpr_limit has someone flagged at "
                                   "most this often", valid=Range(0, 1, closed="neither"))

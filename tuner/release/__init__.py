@@ -4,7 +4,8 @@ The trial's data made again and checked (its own data, scored in full), the rele
 (the gate on the sealed audit set, the per-record membership audit that knows the generator),
 the atomic export with its manifest, the report (Markdown and self-contained HTML) and its
 summary block (the figures are :mod:`tuner.release._plots`).
-Modules: ``_export``, ``_recreate``, ``_refusals``, ``_audit``, ``_audit_plan`` (its design and
+Modules: ``_export``, ``_recreate``, ``_refusals``, ``_candidates`` (which trial is audited
+next, after a refusal), ``_audit``, ``_audit_plan`` (its design and
 time), ``_audit_backend``, ``_audit_set``,
 ``_audit_verdict`` (the candidate's decision), ``_manifest``, ``_report``, ``_report_audit``,
 ``_summary``, ``_fake_columns``, ``_plots`` (the release's figures), ``_budget`` (one time

@@ -35,7 +35,8 @@ from tuner._common import attrs
 from tuner._common.seeding import SeedPath
 from tuner.config import ConfigError
 from tuner.release._audit_plan import _family, _minutes, _size, estimate, plan
-from tuner.search import Context, best_feasible, loss_of, releasable
+from tuner.release._candidates import candidates
+from tuner.search import Context, best_feasible, loss_of
 from tuner.synthesis import narrow
 
 
@@ -132,9 +133,11 @@ class JobBudget:
         sealed audit set, about what its trial took; none without an audit."""
         if not self.ctx.cfg.audit.enabled or self.ctx.cfg.study.synthesize:
             return 0.0
-        # not a trial refused at release in an earlier invocation: it will not be audited again
-        feasible = sorted(releasable(study), key=loss_of)
-        best = best_feasible(study)  # Pareto mode: the front point the release would take
+        # not a trial refused at release in an earlier invocation, nor one no safer than a
+        # refused one: neither will be audited
+        pool = candidates(self.ctx, study)
+        feasible = sorted(pool, key=loss_of)
+        best = best_feasible(study, pool)  # Pareto mode: the front point the release takes
         ranked = ([best] if best else []) + [t for t in feasible if best is None
                                              or t.number != best.number]
         costs = (audit_seconds(self.ctx, t, limit=self.per_audit(),

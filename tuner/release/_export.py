@@ -44,6 +44,7 @@ from tuner.release import _plots as plots
 from tuner.release import _report as report
 from tuner.release._audit import CUSTODIAN_ONLY, preflight, public, release_audit
 from tuner.release._audit import metrics as audit_metrics
+from tuner.release._candidates import candidates, next_candidate, passed_over
 from tuner.release._fake_columns import fake_columns, release_metadata, with_fakes
 from tuner.release._manifest import (
     SPLIT_FILE,
@@ -67,7 +68,6 @@ from tuner.scoring import Evaluation, quality_breakdown
 from tuner.search import (
     Context,
     Tracker,
-    best_feasible,
     claim_lock,
     encode_secret,
     is_pareto,
@@ -105,9 +105,9 @@ def export(ctx: Context, study: optuna.Study, folder: Path | None = None, *,
     revive_over_budget(ctx, study)
     tried = 0
     while True:  # the best feasible trial; the next one when its data fail in full
-        best = best_feasible(study)
+        best = next_candidate(ctx, study)  # not a near twin of one the audit refused
         if best is None:
-            raise NoFeasibleTrial(explain_infeasible(study))
+            raise NoFeasibleTrial(explain_infeasible(study, passed_over(ctx, study)))
         if tried and ctx.deadline is not None and time.monotonic() >= ctx.deadline:
             raise NoFeasibleTrial(
                 f"the job's time (study.budget_minutes = {ctx.cfg.study.budget_minutes:g}) ran "
@@ -218,20 +218,26 @@ def _withdraw_refused(ctx: Context, study: optuna.Study, folder: Path) -> None:
     study.set_user_attr(WHERE_ATTR, {})
 
 
-def selection(study: optuna.Study, best: optuna.trial.FrozenTrial) -> Selection:
-    """Why ``best`` is the release: the study's mode, rule, and (Pareto mode) its front."""
+def selection(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial) -> Selection:
+    """Why ``best`` is the release: the study's mode, rule, and (Pareto mode) its front; the
+    trials refused at release, and those passed over as no safer than one the membership audit
+    refused (:mod:`tuner.release._candidates`)."""
     refused = {str(n): why for n, why in sorted(rejected(study).items())}
-    among = "the feasible trials" + (" not refused at release" if refused else "")
+    passed = {str(n): why for n, why in sorted(passed_over(ctx, study).items())}
+    among = "the feasible trials" + (" not refused at release" if refused else "") + (
+        f" nor passed over ({len(passed)}: no safer than one the membership audit refused)"
+        if passed else "")
     if not is_pareto(study):
         return {"mode": "single", "rule": "the lowest risk-utility loss among the feasible "
                 "trials (every constraint <= 0) whose data pass in full at release",
                 "reason": f"trial {best.number} has the lowest loss, {loss_of(best):.4f}, of "
-                          f"{among}", "refused": refused}
-    choice = pareto_choice(study)
+                          f"{among}", "refused": refused, "passed_over": passed}
+    choice = pareto_choice(study, candidates(ctx, study))
     assert choice is not None  # best came from it
     _, front, reason = choice
     return {"mode": "pareto", "rule": study.user_attrs.get(attrs.PARETO_PICK, "utility"),
-            "front": sorted(t.number for t in front), "reason": reason, "refused": refused}
+            "front": sorted(t.number for t in front), "reason": reason, "refused": refused,
+            "passed_over": passed}
 
 
 def _exported(study: optuna.Study, trial: int, folder: Path) -> bool:
@@ -350,7 +356,7 @@ def _export(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial,
             figures["Learning curves of the neural trials: the loss at each checkpoint"] = \
                 "learning_curves.png"
         frame = trials_frame(study)
-        chosen = selection(study, best)
+        chosen = selection(ctx, study, best)
         if chosen["mode"] == "pareto":
             complete = frame[frame["state"] == "COMPLETE"]
             plots.save_figure(risk_utility_plot(

@@ -131,13 +131,15 @@ class ReportData(TypedDict):
 class Selection(TypedDict):
     """Why this trial is the release: the study's ``mode`` (``single`` or ``pareto``), its
     ``rule``, the ``reason`` in words, ``front`` (Pareto mode: the feasible front's trial
-    numbers) and ``refused`` (trial number -> why it was refused at release)."""
+    numbers), ``refused`` (trial number -> why it was refused at release) and ``passed_over``
+    (trial number -> why it was not audited: no safer than one the membership audit refused)."""
 
     mode: str
     rule: str
     reason: str
     front: NotRequired[list[int]]
     refused: dict[str, str]
+    passed_over: dict[str, str]
 
 
 class Partial(TypedDict):

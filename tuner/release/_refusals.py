@@ -18,12 +18,26 @@ from tuner.search import Context, Tracker, claim_lock, rejected, trials_frame
 OVER_BUDGET_PREFIX = attrs.OVER_BUDGET_PREFIX
 
 
-def explain_infeasible(study: optuna.Study) -> str:
-    """Which constraint failed how often, and what to try."""
+def explain_infeasible(study: optuna.Study, passed: dict[int, str] | None = None) -> str:
+    """Which constraint failed how often, and what to try; ``passed``: the feasible trials
+    passed over as no safer than one the membership audit refused
+    (:func:`tuner.release._candidates.passed_over`)."""
     frame = trials_frame(study)
     complete = frame[frame["state"] == "COMPLETE"] if len(frame) else frame
     lines = [f"No feasible trial among {len(frame)} finished ({len(complete)} completed)."]
     refused = rejected(study)
+    if passed:
+        lines[0] = (f"No releasable trial among {len(frame)} finished ({len(complete)} "
+                    f"completed): {len(refused)} feasible one(s) refused at release, and "
+                    f"{len(passed)} passed over as no safer than one the membership audit "
+                    "refused (audit.safer_by; lower it to audit them, 1: any setting).")
+        lines += [f"  trial {n}: {why}" for n, why in sorted(refused.items())]
+        shown = sorted(passed.items())[:5]
+        lines += [f"  trial {n} passed over: {why}" for n, why in shown]
+        if len(passed) > len(shown):
+            lines.append(f"  ... and {len(passed) - len(shown)} more passed over")
+        lines.append(_refusal_advice(refused.values()))
+        return "\n".join(lines)
     if refused:
         lines[0] = (f"No releasable trial among {len(frame)} finished ({len(complete)} "
                     f"completed): {len(refused)} feasible one(s) refused at release (failed "

@@ -90,6 +90,11 @@ def _selection(chosen: Selection) -> list[tuple[str, Any]]:
     """Why this trial was released, and the trials refused at release before it."""
     refused = [("p", f"Refused at release: trial {n}: {why}.")
                for n, why in chosen["refused"].items()]
+    if passed := chosen["passed_over"]:  # counted, the first few said (hundreds in a study)
+        first = "; ".join(f"trial {n}: {why}" for n, why in list(passed.items())[:3])
+        refused.append(("p", f"Not audited: {len(passed)} feasible trial(s) no safer than one "
+                              f"the membership audit refused ({first}"
+                              f"{'; ...' if len(passed) > 3 else ''})."))
     if chosen["mode"] == "pareto":
         return [("h2", "Why this trial"),
                 ("p", f"{chosen['reason']} The study maximised U and minimised M with every "

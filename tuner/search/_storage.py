@@ -102,7 +102,7 @@ def sampler(cfg: Config, slot: int) -> optuna.samplers.BaseSampler:
     # Optuna 5's TPE reads the constraints each trial sets (constraints_func is deprecated)
     return optuna.samplers.TPESampler(
         seed=derive(cfg.study.seed, SeedPath.SAMPLER, slot),
-        n_startup_trials=min(10, cfg.study.n_trials), multivariate=True, group=True,
+        n_startup_trials=min(10, cfg.study.trial_budget), multivariate=True, group=True,
     )
 
 

@@ -28,7 +28,7 @@ from optuna.trial import FrozenTrial
 from tuner._common import stopping
 from tuner._common.faults import Fault
 from tuner._common.quiet import quiet_libraries
-from tuner.config import Config
+from tuner.config import UNBOUNDED, Config
 from tuner.errors import TrialFailed
 from tuner.search import _plots as plots
 from tuner.search._budget import (
@@ -133,7 +133,7 @@ def run_study(ctx: Context, *, progress: bool = True, callbacks: Sequence[Any] =
     parent = tracker.start(f"study-{time.strftime('%Y%m%d-%H%M%S')}",
                            tags={"role": "invocation"})
     tracker.log(parent, params={
-        "synthesizers": ",".join(cfg.study.synthesizers), "n_trials": cfg.study.n_trials,
+        "synthesizers": ",".join(cfg.study.synthesizers), "n_trials": cfg.study.trial_budget,
         "seed": cfg.study.seed, "population_size": cfg.data.population_size,
         "train_fraction": cfg.data.train_fraction, "workers": cfg.study.workers,
         "utility_metric": cfg.utility.metric, "m_threshold": cfg.risk.m_threshold,
@@ -143,16 +143,17 @@ def run_study(ctx: Context, *, progress: bool = True, callbacks: Sequence[Any] =
     status = "FINISHED"
     procs: list[Any] = []
     try:
-        if done < cfg.study.n_trials:
+        trials = cfg.study.trial_budget
+        if done < trials:
             # no more processes than trials left: each starts one before it checks the budget
-            workers = min(cfg.study.workers, cfg.study.n_trials - done)
+            workers = min(cfg.study.workers, trials - done)
             procs = [mp.get_context("spawn").Process(
-                target=_worker_main, args=(cfg, parent, cfg.study.n_trials), daemon=False)
+                target=_worker_main, args=(cfg, parent, trials), daemon=False)
                 for w in range(1, workers)]
             for p in procs:
                 p.start()
-            bar = _Progress(cfg.study.n_trials, done, progress)
-            _optimize(ctx, parent, cfg.study.n_trials, callbacks=[bar, *callbacks],
+            bar = _Progress(None if trials == UNBOUNDED else trials, done, progress)
+            _optimize(ctx, parent, trials, callbacks=[bar, *callbacks],
                       stop_at=stop_at)
             for p in procs:
                 p.join()
@@ -216,16 +217,18 @@ def _finish_parent(tracker: Tracker, parent: str, study: optuna.Study, cfg: Conf
 
 
 class _Progress:
-    """tqdm bar of finished trials (all workers), best feasible loss and elapsed time."""
+    """tqdm bar of finished trials (all workers), best feasible loss and elapsed time (a count
+    without a total where the job's time budget, not a trial count, ends the search)."""
 
-    def __init__(self, total: int, done: int, enabled: bool) -> None:
+    def __init__(self, total: int | None, done: int, enabled: bool) -> None:
         from tqdm import tqdm
 
         self.bar = tqdm(total=total, initial=done, desc="trials", unit="trial",
                         disable=not enabled, dynamic_ncols=True)
 
     def __call__(self, study: optuna.Study, trial: FrozenTrial) -> None:
-        self.bar.n = min(self.bar.total, budget_used(study))
+        used = budget_used(study)
+        self.bar.n = used if self.bar.total is None else min(self.bar.total, used)
         best = best_feasible(study)
         if best is None:
             self.bar.set_postfix_str("no feasible trial yet")

@@ -57,11 +57,13 @@ def loss_of(trial: FrozenTrial) -> float:
     return math.nan if value is None else float(value)
 
 
-def pareto_choice(study: optuna.Study) -> tuple[FrozenTrial, list[FrozenTrial], str] | None:
+def pareto_choice(study: optuna.Study, among: list[FrozenTrial] | None = None
+                  ) -> tuple[FrozenTrial, list[FrozenTrial], str] | None:
     """Pareto mode: the released trial, the feasible front and why
     (:func:`tuner.search._pareto.pick` with the study's rule), or ``None`` without a
-    feasible trial."""
-    trials = {t.number: t for t in releasable(study) if t.values is not None}
+    feasible trial; ``among``: the candidates (default :func:`releasable`)."""
+    pool = releasable(study) if among is None else among
+    trials = {t.number: t for t in pool if t.values is not None}
     if not trials:
         return None
     points = [Point(n, float(t.values[0]), float(t.values[1]), loss_of(t))
@@ -70,14 +72,16 @@ def pareto_choice(study: optuna.Study) -> tuple[FrozenTrial, list[FrozenTrial], 
     return trials[chosen.number], [trials[p.number] for p in front], reason
 
 
-def best_feasible(study: optuna.Study) -> FrozenTrial | None:
+def best_feasible(study: optuna.Study, among: list[FrozenTrial] | None = None
+                  ) -> FrozenTrial | None:
     """The completed feasible trial with the lowest loss, or ``None``; in Pareto mode the front
     point the study's rule picks (:func:`pareto_choice`). Trials refused at release
-    (:func:`rejected`) are left out of both."""
+    (:func:`rejected`) are left out of both; ``among``: the candidates, a subset of
+    :func:`releasable` (the release's, :mod:`tuner.release._candidates`)."""
     if is_pareto(study):
-        choice = pareto_choice(study)
+        choice = pareto_choice(study, among)
         return None if choice is None else choice[0]
-    feasible = releasable(study)
+    feasible = releasable(study) if among is None else among
     if not feasible:
         return None
     return min(feasible, key=lambda t: math.inf if t.value is None else t.value)

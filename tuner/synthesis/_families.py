@@ -49,6 +49,12 @@ class SynthesizerSpec:
     differentially private mechanism whose ``seed_argument`` draws its noise; it takes the
     study's 128-bit noise key there when the study has a secret
     (:func:`tuner._common.seeding.noise_key`: DP assumes coins nobody else can replay).
+    ``privacy``: the tuned argument that trades utility for privacy and which way is safer
+    (``+1``: larger, as CART's ``min_samples_leaf``, synthpop's ``minbucket``; ``-1``: smaller,
+    as the epochs a neural network has to memorise its records in, or a DP epsilon); after the
+    membership audit refuses a trial, another of its family is audited only when it is safer
+    by ``audit.safer_by`` on it (:mod:`tuner.release._candidates`). ``None``: no argument is
+    known to be safer.
     """
 
     name: str
@@ -64,6 +70,7 @@ class SynthesizerSpec:
     conditioning: str = "reject"
     keep_argument: str | None = None
     private: bool = False
+    privacy: tuple[str, int] | None = None
 
     def missing(self) -> str | None:
         """Why this family cannot run here (its extra is not installed), or None."""
@@ -131,6 +138,7 @@ _SPECS = (
             "smoothing": CategoricalDistribution((False, True)),
         },
         seed_argument="random_state", conditioning="native", keep_argument="keep",
+        privacy=("min_samples_leaf", +1),
     ),
     SynthesizerSpec(
         "ctgan", "SDV's CTGAN (conditional GAN)", _sdv("CTGANSynthesizer"),
@@ -144,7 +152,7 @@ _SPECS = (
             "discriminator_lr": FloatDistribution(5e-5, 1e-3, log=True),
             "embedding_dim": CategoricalDistribution((64, 128)),
         },
-        takes_threads=True, takes_device=True, has_epochs=True,
+        takes_threads=True, takes_device=True, has_epochs=True, privacy=("epochs", -1),
     ),
     SynthesizerSpec(
         "copulagan", "SDV's CopulaGAN (CTGAN on copula-transformed columns)",
@@ -157,7 +165,7 @@ _SPECS = (
             "discriminator_dim": CategoricalDistribution(_LAYERS),
             "default_distribution": CategoricalDistribution(("norm", "beta", "truncnorm")),
         },
-        takes_threads=True, takes_device=True, has_epochs=True,
+        takes_threads=True, takes_device=True, has_epochs=True, privacy=("epochs", -1),
     ),
     SynthesizerSpec(
         "tvae", "SDV's TVAE (variational autoencoder)", _sdv("TVAESynthesizer"),
@@ -170,17 +178,19 @@ _SPECS = (
             "l2scale": FloatDistribution(1e-6, 1e-3, log=True),
             "loss_factor": FloatDistribution(1.0, 4.0),
         },
-        takes_threads=True, takes_device=True, has_epochs=True,
+        takes_threads=True, takes_device=True, has_epochs=True, privacy=("epochs", -1),
     ),
     SynthesizerSpec(
         "mst", "MST, (epsilon, delta)-DP marginals on a spanning tree (McKenna et al. 2021)",
         _dp("MSTSynthesizer"), {"epsilon": _EPSILON, "delta": _DELTA, "bins": _BINS},
         seed_argument="random_state", extra="dp", modules=("mbi", "jax"), private=True,
+        privacy=("epsilon", -1),
     ),
     SynthesizerSpec(
         "aim", "AIM, (epsilon, delta)-DP adaptive marginals (McKenna et al. 2022)",
         _dp("AIMSynthesizer"), {"epsilon": _EPSILON, "delta": _DELTA, "bins": _BINS},
         seed_argument="random_state", extra="dp", modules=("mbi", "jax"), private=True,
+        privacy=("epsilon", -1),
     ),
 )
 

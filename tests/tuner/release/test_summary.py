@@ -16,7 +16,7 @@ from tuner.release._summary import TITLE, WIDTH, summary
 # audited, no fakes, no value protection, no codebook, no audit set
 EVERY_RELEASE = {
     "selection": {"mode": "single", "rule": "the lowest loss", "reason": "the lowest loss",
-                  "refused": {}},
+                  "refused": {}, "passed_over": {}},
     "audit": {"verdict": "not audited", "summary": "not audited: audit.enabled = false",
               "tpr_limit": 0.05, "audit_set": {"available": False, "note": "none sealed"},
               "membership": {"ran": False, "why": "audit.enabled = false"},

@@ -1,0 +1,120 @@
+"""The next candidate after a membership audit's refusal (tuner/release/_candidates.py): not a
+near twin of a refused trial, but another family or one ``audit.safer_by`` times safer."""
+
+from __future__ import annotations
+
+import types
+
+import optuna
+import pytest
+from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
+
+from tuner._common import attrs
+from tuner.release._candidates import audit_refused, candidates, next_candidate, passed_over
+from tuner.release._refusals import explain_infeasible
+
+FAMILIES = CategoricalDistribution(["cart", "ctgan", "gaussian_copula", "mst"])
+SPACES = {"cart": ("cart.min_samples_leaf", IntDistribution(1, 200, log=True)),
+          "ctgan": ("ctgan.epochs", IntDistribution(1, 300, log=True)),
+          "mst": ("mst.epsilon", FloatDistribution(0.1, 10.0, log=True)),
+          "gaussian_copula": ("gaussian_copula.default_distribution",
+                              CategoricalDistribution(["norm", "beta"]))}
+
+
+def _ctx(safer_by: float = 2.0) -> types.SimpleNamespace:
+    return types.SimpleNamespace(cfg=types.SimpleNamespace(
+        audit=types.SimpleNamespace(safer_by=safer_by)))
+
+
+def _study(trials: list[tuple[str, object, float]], *, feasible: bool = True) -> optuna.Study:
+    """A study of finished trials (family, privacy value, loss), in that order."""
+    study = optuna.create_study()
+    for name, value, loss in trials:
+        param, dist = SPACES[name]
+        study.add_trial(optuna.trial.create_trial(
+            params={"synthesizer": name, param: value},
+            distributions={"synthesizer": FAMILIES, param: dist},
+            value=loss, constraints={"m": -0.1 if feasible else 0.1}))
+    return study
+
+
+def _refuse(study: optuna.Study, number: int, *, audited: bool = True) -> None:
+    """Record trial ``number`` refused at release, after its membership audit ran (or on the
+    sealed audit set, before it)."""
+    study.set_user_attr(f"{attrs.REJECTED_PREFIX}{number}", "membership audit: refused")
+    if audited:
+        study.set_user_attr(f"{attrs.AUDIT_PREFIX}{number}", {"membership": {"ran": True}})
+
+
+def test_without_a_refusal_the_best_feasible_trial_is_next():
+    study = _study([("cart", 13, -0.98), ("cart", 14, -0.97), ("ctgan", 50, -0.84)])
+    assert passed_over(_ctx(), study) == {}
+    assert next_candidate(_ctx(), study).number == 0
+
+
+def test_a_refused_carts_near_twins_are_passed_over_for_twice_its_leaves():
+    # issue 46's acceptance run: CART at 13 records a leaf refused, then 14 and 15 audited and
+    # refused in turn; now the next is the best CART with 26 or more, still before CTGAN
+    study = _study([("cart", 13, -0.98), ("cart", 14, -0.979), ("cart", 25, -0.978),
+                    ("cart", 26, -0.977), ("cart", 72, -0.969), ("ctgan", 50, -0.84)])
+    _refuse(study, 0)
+    skipped = passed_over(_ctx(), study)
+    assert sorted(skipped) == [1, 2]
+    assert "cart min_samples_leaf = 25, no safer than trial 0's 13 the membership audit " \
+           "refused (audit.safer_by = 2 asks for at least 26)" == skipped[2]
+    assert next_candidate(_ctx(), study).number == 3
+    _refuse(study, 3)  # 26 refused: the next CART needs 52 leaves
+    assert next_candidate(_ctx(), study).number == 4
+    assert [t.number for t in candidates(_ctx(), study)] == [4, 5]
+
+
+def test_another_family_is_not_held_back_by_a_refusal():
+    study = _study([("cart", 13, -0.98), ("cart", 14, -0.979), ("ctgan", 50, -0.9)])
+    _refuse(study, 0)
+    assert next_candidate(_ctx(), study).number == 2
+
+
+@pytest.mark.parametrize(("family", "refused", "twin", "safer"), [
+    ("ctgan", 100, 60, 50),      # fewer epochs: half of them
+    ("mst", 4.0, 3.0, 2.0),      # a lower epsilon: half of it
+])
+def test_the_neural_and_dp_families_are_safer_downwards(family, refused, twin, safer):
+    study = _study([(family, refused, -0.9), (family, twin, -0.89), (family, safer, -0.8)])
+    _refuse(study, 0)
+    assert list(passed_over(_ctx(), study)) == [1]
+    assert next_candidate(_ctx(), study).number == 2
+
+
+def test_a_family_without_a_privacy_setting_is_not_audited_again():
+    study = _study([("gaussian_copula", "norm", -0.9), ("gaussian_copula", "beta", -0.89),
+                    ("cart", 50, -0.5)])
+    _refuse(study, 0)
+    assert "no setting of gaussian_copula is known to be safer" in passed_over(_ctx(), study)[1]
+    assert next_candidate(_ctx(), study).number == 2
+
+
+def test_a_refusal_on_the_sealed_audit_set_holds_nothing_back():
+    # refused before its membership audit ran: a constraint on records no trial saw, which says
+    # nothing about the family's setting
+    study = _study([("cart", 13, -0.98), ("cart", 14, -0.979)])
+    _refuse(study, 0, audited=False)
+    assert audit_refused(study) == []
+    assert next_candidate(_ctx(), study).number == 1
+
+
+def test_safer_by_one_audits_any_setting_as_safe_and_the_same_one_not():
+    study = _study([("cart", 13, -0.98), ("cart", 13, -0.979), ("cart", 14, -0.97)])
+    _refuse(study, 0)
+    assert list(passed_over(_ctx(1.0), study)) == []  # 13 >= 13 x 1: "at least as safe"
+    assert list(passed_over(_ctx(1.5), study)) == [1, 2]
+
+
+def test_nothing_left_but_twins_is_said_with_what_to_change():
+    study = _study([("cart", 13, -0.98), ("cart", 14, -0.979), ("cart", 15, -0.978)])
+    _refuse(study, 0)
+    ctx = _ctx()
+    assert next_candidate(ctx, study) is None
+    said = explain_infeasible(study, passed_over(ctx, study))
+    assert "2 passed over as no safer than one the membership audit refused" in said
+    assert "trial 1 passed over: cart min_samples_leaf = 14" in said
+    assert "lower it to audit them" in said and "min_samples_leaf" in said
