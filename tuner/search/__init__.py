@@ -5,9 +5,9 @@ sampler and pruner, MLflow tracking), the budget and the trials (feasible, best,
 front), one trial (the objective; a neural one at its checkpoints), K workers with progress,
 and what workers coordinate through (locks, worker slots, faults of the machine).
 Modules: ``_context``, ``_secret``, ``_stored_split``, ``_tracking``, ``_budget``, ``_trials``,
-``_pareto``, ``_storage``, ``_database``, ``_locks``, ``_objective``, ``_checkpointed``,
-``_study``, ``_plots`` (the
-risk-utility map and the history), ``_empty_store`` (a new MLflow store copied from an empty
+``_pareto``, ``_storage``, ``_pruning`` (each family pruned against its own), ``_database``,
+``_locks``, ``_objective``, ``_checkpointed``, ``_study``, ``_plots`` (the risk-utility map
+and the history), ``_empty_store`` (a new MLflow store copied from an empty
 one).
 """
 

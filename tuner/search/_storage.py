@@ -26,6 +26,7 @@ from tuner._common.faults import keep_reserve
 from tuner._common.seeding import SeedPath, derive
 from tuner.config import Config, ConfigError
 from tuner.errors import InputError
+from tuner.search import _pruning as pruning
 from tuner.search import _secret as secret
 from tuner.search import _stored_split as stored_split
 from tuner.search._budget import record_interrupted
@@ -108,22 +109,21 @@ def sampler(cfg: Config, slot: int) -> optuna.samplers.BaseSampler:
 
 def pruner(cfg: Config) -> optuna.pruners.BasePruner:
     """What stops an unpromising neural trial at a checkpoint (``[study] pruner``; Optuna keeps
-    no pruner in its storage, so every process builds it from the config). The rungs are the
+    no pruner in its storage, so every process builds it from the config), comparing it with
+    trials of its own family only (:mod:`tuner.search._pruning`). The rungs are the
     checkpoints' (first_checkpoint x 3^k, :mod:`tuner.search._checkpointed`); Hyperband's
     largest is the most epochs any searched family may draw."""
     study = cfg.study
     if study.pruner == "none" or study.mode != "single" or not study.checkpoints:
         return optuna.pruners.NopPruner()
     if study.pruner == "halving":
-        return optuna.pruners.SuccessiveHalvingPruner(min_resource=study.first_checkpoint,
-                                                      reduction_factor=3)
+        return pruning.halving(min_resource=study.first_checkpoint, reduction_factor=3)
     tops = [narrow(n, cfg.spaces.get(n))["epochs"] for n in study.synthesizers
             if SYNTHESIZERS[n].has_epochs]
     top = max((int(getattr(d, "high", study.first_checkpoint)) for d in tops),
               default=study.first_checkpoint)
-    return optuna.pruners.HyperbandPruner(min_resource=study.first_checkpoint,
-                                          max_resource=max(top, study.first_checkpoint),
-                                          reduction_factor=3)
+    return pruning.hyperband(min_resource=study.first_checkpoint,
+                             max_resource=max(top, study.first_checkpoint), reduction_factor=3)
 
 
 def open_study(ctx: Context, worker: int = 0) -> optuna.Study:

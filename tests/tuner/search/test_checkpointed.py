@@ -19,6 +19,7 @@ from tuner._common import attrs
 from tuner.release._export import export
 from tuner.search._checkpointed import WORST_LOSS, Checkpoints, checkpointed, checkpoints_of
 from tuner.search._context import prepare
+from tuner.search._pruning import ByFamily
 from tuner.search._storage import pruner
 from tuner.search._study import run_study
 from tuner.search._trials import trials_frame
@@ -95,9 +96,11 @@ def test_which_trials_are_checkpointed_and_at_what_epochs(tmp_path):
     assert checkpointed(cfg, "tvae") and not checkpointed(cfg, "cart")
     assert not checkpointed(config.with_overrides(cfg, checkpoints=False), "tvae")
     assert checkpoints_of(cfg, {"epochs": 100}) == (5, 15, 45, 100)
-    assert isinstance(pruner(cfg), optuna.pruners.HyperbandPruner)
-    assert isinstance(pruner(config.with_overrides(cfg, pruner="halving")),
-                      optuna.pruners.SuccessiveHalvingPruner)
+    made = pruner(cfg)
+    assert isinstance(made, ByFamily) and isinstance(made.make(), optuna.pruners.HyperbandPruner)
+    halving = pruner(config.with_overrides(cfg, pruner="halving"))
+    assert isinstance(halving, ByFamily)
+    assert isinstance(halving.make(), optuna.pruners.SuccessiveHalvingPruner)
     for study in ({"pruner": "none"}, {"mode": "pareto"}, {"checkpoints": False}):
         assert isinstance(pruner(config.with_overrides(cfg, **study)), optuna.pruners.NopPruner)
     with pytest.raises(config.ConfigError, match="study.pruner must be one of .*'asha'"):
