@@ -65,24 +65,30 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
                         help="the epochs' range narrowed to [1, this] (300: the product's own)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/tuner_pruning"))
     parser.add_argument("--results", type=Path, default=HERE / "results")
+    parser.add_argument("--arms", nargs="+", choices=list(ARMS), default=list(ARMS),
+                        help="the arms run (the others read from --results' pruning.csv, "
+                             "e.g. the pruned arm again after a change to pruning alone)")
     args = parser.parse_args(argv)
     plan = load(datasets=["adult"], budget=args.budget)
     adult = dataclasses.replace(plan.datasets[0], rows=args.rows)
     args.work.mkdir(parents=True, exist_ok=True)
     data = args.work / "adult.csv"
     adult.read().to_csv(data, index=False)
-    rows = []
+    kept = args.results / "pruning.csv"
+    old = pd.read_csv(kept) if kept.exists() and set(args.arms) != set(ARMS) else None
+    rows = [] if old is None else old[~old.arm.isin(args.arms)
+                                      & old.seed.isin(args.seeds)].to_dict("records")
     for seed in args.seeds:
         raw = plan.tuner_config(adult, data, seed, args.work / f"seed-{seed}")
         raw["study"]["synthesizers"] = ["ctgan", "tvae"]
         # the product's own spaces (epochs 1-300), not the benchmark's narrowed ones
         raw["space"] = {} if args.max_epochs >= 300 else {
             name: {"epochs": [1, args.max_epochs]} for name in ("ctgan", "tvae")}
-        for arm in ARMS:
+        for arm in args.arms:
             row = {"seed": seed, **run_arm(raw, arm, args.work / f"seed-{seed}-{arm}")}
             print(row, flush=True)
             rows.append(row)
-    frame = pd.DataFrame(rows)
+    frame = pd.DataFrame(rows).sort_values(["seed", "arm"], ignore_index=True)
     args.results.mkdir(parents=True, exist_ok=True)
     frame.to_csv(args.results / "pruning.csv", index=False)
     wide = frame.pivot(index="seed", columns="arm", values=["tried", "best_loss"])

@@ -19,3 +19,20 @@ def test_both_arms_run_and_are_tabled(tmp_path):
     assert (frame.tried >= 1).all()
     table = (tmp_path / "res" / "pruning.md").read_text()
     assert "| full" in table and "| pruned" in table and "configurations tried" in table
+
+
+def test_one_arm_run_again_keeps_the_others_row(tmp_path):
+    # a change to pruning alone: the pruned arm again, the full arm's row read from the table
+    load_adult()
+    res = tmp_path / "res"
+    res.mkdir()
+    (res / "pruning.csv").write_text("seed,arm,tried,complete,pruned,best_loss,best_family,"
+                                     "seconds\n0,full,56,56,0,-0.92,tvae,1126.2\n"
+                                     "0,pruned,120,47,73,-0.86,ctgan,1210.5\n"
+                                     "1,full,9,9,0,-0.9,tvae,1.0\n")
+    frame = pruning.main(["--rows", "400", "--budget", "12", "--seeds", "0", "--max-epochs", "6",
+                          "--work", str(tmp_path / "work"), "--results", str(res),
+                          "--arms", "pruned"])
+    assert list(frame.arm) == ["full", "pruned"] and list(frame.seed) == [0, 0]
+    assert frame.loc[frame.arm == "full", "tried"].item() == 56  # kept
+    assert frame.loc[frame.arm == "pruned", "tried"].item() != 120  # run again, 12 s

@@ -41,6 +41,11 @@ def persons(verdict: risk.AuditVerdict, mem: dict[str, Any]) -> dict[str, Any]:
                     "(intersection-union); Holm's step-down over the people tested"}
 
 
+MEMBERSHIP_REFUSAL = "membership audit: "
+"""How a refusal by the membership audit begins (:func:`refused_why`): what tells it from a
+refusal at release by a measure scored in full (:func:`tuner.release._candidates.audit_refused`)."""
+
+
 def refused_why(mem: dict[str, Any], decided: risk.AuditVerdict, limit: float) -> str:
     """A refused candidate's reason, in public words: how many people were flagged, never
     who."""
@@ -56,5 +61,5 @@ def refused_why(mem: dict[str, Any], decided: risk.AuditVerdict, limit: float) -
                      f"{'is' if decided.n_flagged == 1 else 'are'} significantly exposed beyond "
                      f"audit.tpr_limit, each by a test of its own (Holm, family-wise level "
                      f"audit.alpha = {decided.alpha:g})")
-    return (f"membership audit: {'; and '.join(parts)}; largest per-target AUC "
+    return (f"{MEMBERSHIP_REFUSAL}{'; and '.join(parts)}; largest per-target AUC "
             f"{mem['max_auc']:.2f}, {design_said(mem)}")

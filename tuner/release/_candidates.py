@@ -28,15 +28,17 @@ import optuna
 from optuna.trial import FrozenTrial
 
 from tuner.release._audit import audited_candidates
+from tuner.release._audit_verdict import MEMBERSHIP_REFUSAL
 from tuner.search import Context, best_feasible, rejected, releasable, trial_params
 from tuner.synthesis import SYNTHESIZERS
 
 
 def audit_refused(study: optuna.Study) -> list[FrozenTrial]:
-    """The trials the membership audit refused: refused at release after their membership
-    audit ran (a refusal on the sealed audit set comes before it and is not one)."""
+    """The trials the membership audit refused: refused at release by their membership audit
+    (a refusal on the sealed audit set, or by a measure scored in full, is not one, even after
+    an audit that passed)."""
     ran = audited_candidates(study)
-    refused = rejected(study)
+    refused = {n for n, why in rejected(study).items() if why.startswith(MEMBERSHIP_REFUSAL)}
     return [t for t in study.get_trials(deepcopy=False)
             if t.number in ran and t.number in refused]
 

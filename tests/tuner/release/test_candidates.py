@@ -10,6 +10,7 @@ import pytest
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 
 from tuner._common import attrs
+from tuner.release._audit_verdict import MEMBERSHIP_REFUSAL
 from tuner.release._candidates import audit_refused, candidates, next_candidate, passed_over
 from tuner.release._refusals import explain_infeasible
 
@@ -38,10 +39,11 @@ def _study(trials: list[tuple[str, object, float]], *, feasible: bool = True) ->
     return study
 
 
-def _refuse(study: optuna.Study, number: int, *, audited: bool = True) -> None:
+def _refuse(study: optuna.Study, number: int, *, audited: bool = True,
+            why: str = f"{MEMBERSHIP_REFUSAL}refused") -> None:
     """Record trial ``number`` refused at release, after its membership audit ran (or on the
-    sealed audit set, before it)."""
-    study.set_user_attr(f"{attrs.REJECTED_PREFIX}{number}", "membership audit: refused")
+    sealed audit set, before it), for ``why``."""
+    study.set_user_attr(f"{attrs.REJECTED_PREFIX}{number}", why)
     if audited:
         study.set_user_attr(f"{attrs.AUDIT_PREFIX}{number}", {"membership": {"ran": True}})
 
@@ -66,6 +68,16 @@ def test_a_refused_carts_near_twins_are_passed_over_for_twice_its_leaves():
     _refuse(study, 3)  # 26 refused: the next CART needs 52 leaves
     assert next_candidate(_ctx(), study).number == 4
     assert [t.number for t in candidates(_ctx(), study)] == [4, 5]
+
+
+def test_a_refusal_by_a_measure_scored_in_full_after_an_audit_that_passed_holds_none_back():
+    # CI, stop 59: trial 1's audit passed, then its DCR scored in full failed; its smaller-leaf
+    # twin was passed over as if the membership audit had refused it
+    study = _study([("cart", 4, -0.98), ("cart", 21, -0.99)])
+    _refuse(study, 1, why="its data, re-created (data fingerprints equal), fail 'dcr'")
+    assert audit_refused(study) == []
+    assert passed_over(_ctx(), study) == {}
+    assert next_candidate(_ctx(), study).number == 0
 
 
 def test_another_family_is_not_held_back_by_a_refusal():
