@@ -2,8 +2,9 @@
 audit.
 
 The audit is most of a job's cost (hundreds of refits of the candidate), so the search keeps
-its time back: after every trial the audit of the two best feasible candidates (the best, and
-the next one a refusal would audit) is estimated from their own fit times, scaled to the
+its time back: after every trial the audit of the first two candidates the release would take
+(the best, and the next one a refusal would audit: of another family where one is feasible,
+:mod:`tuner.release._candidates`) is estimated from their own fit times, scaled to the
 shadow tables' size (:func:`tuner.release._audit_plan.estimate`, the formula the audit's own plan
 uses, each audit held to ``audit.max_minutes`` and a quarter of the budget: per target where
 that fits, else shared), and no trial starts once the job's time left is less than that reserve
@@ -35,8 +36,8 @@ from tuner._common import attrs
 from tuner._common.seeding import SeedPath
 from tuner.config import ConfigError
 from tuner.release._audit_plan import _family, _minutes, _size, estimate, plan
-from tuner.release._candidates import candidates
-from tuner.search import Context, best_feasible, loss_of
+from tuner.release._candidates import audit_order
+from tuner.search import Context
 from tuner.synthesis import narrow
 
 
@@ -133,13 +134,9 @@ class JobBudget:
         sealed audit set, about what its trial took; none without an audit."""
         if not self.ctx.cfg.audit.enabled or self.ctx.cfg.study.synthesize:
             return 0.0
-        # not a trial refused at release in an earlier invocation, nor one no safer than a
-        # refused one: neither will be audited
-        pool = candidates(self.ctx, study)
-        feasible = sorted(pool, key=loss_of)
-        best = best_feasible(study, pool)  # Pareto mode: the front point the release takes
-        ranked = ([best] if best else []) + [t for t in feasible if best is None
-                                             or t.number != best.number]
+        # in the order the release takes them, each refused in turn (another family first),
+        # never a trial refused before nor one no safer than a refused one
+        ranked = audit_order(self.ctx, study, self.ctx.cfg.audit.attempts)
         costs = (audit_seconds(self.ctx, t, limit=self.per_audit(),
                                floor=self.pilot_floor.get(str(t.params.get("synthesizer")), 0.0))
                  + _took(t) for t in ranked)

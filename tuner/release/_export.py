@@ -44,13 +44,12 @@ from tuner.release import _plots as plots
 from tuner.release import _report as report
 from tuner.release._audit import CUSTODIAN_ONLY, preflight, public, release_audit
 from tuner.release._audit import metrics as audit_metrics
-from tuner.release._candidates import candidates, next_candidate, passed_over
+from tuner.release._candidates import next_candidate, passed_over, selection
 from tuner.release._fake_columns import fake_columns, release_metadata, with_fakes
 from tuner.release._manifest import (
     SPLIT_FILE,
     Manifest,
     ReportData,
-    Selection,
     manifest,
     read_manifest,
     set_files,
@@ -70,10 +69,7 @@ from tuner.search import (
     Tracker,
     claim_lock,
     encode_secret,
-    is_pareto,
     is_remote,
-    loss_of,
-    pareto_choice,
     pid_alive,
     record_secret,
     rejected,
@@ -216,28 +212,6 @@ def _withdraw_refused(ctx: Context, study: optuna.Study, folder: Path) -> None:
         Tracker(ctx.mlflow_uri, ctx.cfg.study.name, ctx.output).mark_withdrawn(run_id)
     study.set_user_attr(RELEASED_ATTR, None)
     study.set_user_attr(WHERE_ATTR, {})
-
-
-def selection(ctx: Context, study: optuna.Study, best: optuna.trial.FrozenTrial) -> Selection:
-    """Why ``best`` is the release: the study's mode, rule, and (Pareto mode) its front; the
-    trials refused at release, and those passed over as no safer than one the membership audit
-    refused (:mod:`tuner.release._candidates`)."""
-    refused = {str(n): why for n, why in sorted(rejected(study).items())}
-    passed = {str(n): why for n, why in sorted(passed_over(ctx, study).items())}
-    among = "the feasible trials" + (" not refused at release" if refused else "") + (
-        f" nor passed over ({len(passed)}: no safer than one the membership audit refused)"
-        if passed else "")
-    if not is_pareto(study):
-        return {"mode": "single", "rule": "the lowest risk-utility loss among the feasible "
-                "trials (every constraint <= 0) whose data pass in full at release",
-                "reason": f"trial {best.number} has the lowest loss, {loss_of(best):.4f}, of "
-                          f"{among}", "refused": refused, "passed_over": passed}
-    choice = pareto_choice(study, candidates(ctx, study))
-    assert choice is not None  # best came from it
-    _, front, reason = choice
-    return {"mode": "pareto", "rule": study.user_attrs.get(attrs.PARETO_PICK, "utility"),
-            "front": sorted(t.number for t in front), "reason": reason, "refused": refused,
-            "passed_over": passed}
 
 
 def _exported(study: optuna.Study, trial: int, folder: Path) -> bool:

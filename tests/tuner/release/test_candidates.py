@@ -11,7 +11,14 @@ from optuna.distributions import CategoricalDistribution, FloatDistribution, Int
 
 from tuner._common import attrs
 from tuner.release._audit_verdict import MEMBERSHIP_REFUSAL
-from tuner.release._candidates import audit_refused, candidates, next_candidate, passed_over
+from tuner.release._candidates import (
+    audit_order,
+    audit_refused,
+    candidates,
+    next_candidate,
+    passed_over,
+    selection,
+)
 from tuner.release._refusals import explain_infeasible
 
 FAMILIES = CategoricalDistribution(["cart", "ctgan", "gaussian_copula", "mst"])
@@ -56,9 +63,9 @@ def test_without_a_refusal_the_best_feasible_trial_is_next():
 
 def test_a_refused_carts_near_twins_are_passed_over_for_twice_its_leaves():
     # issue 46's acceptance run: CART at 13 records a leaf refused, then 14 and 15 audited and
-    # refused in turn; now the next is the best CART with 26 or more, still before CTGAN
+    # refused in turn; now the next CART is the best with 26 or more
     study = _study([("cart", 13, -0.98), ("cart", 14, -0.979), ("cart", 25, -0.978),
-                    ("cart", 26, -0.977), ("cart", 72, -0.969), ("ctgan", 50, -0.84)])
+                    ("cart", 26, -0.977), ("cart", 72, -0.969)])
     _refuse(study, 0)
     skipped = passed_over(_ctx(), study)
     assert sorted(skipped) == [1, 2]
@@ -67,7 +74,35 @@ def test_a_refused_carts_near_twins_are_passed_over_for_twice_its_leaves():
     assert next_candidate(_ctx(), study).number == 3
     _refuse(study, 3)  # 26 refused: the next CART needs 52 leaves
     assert next_candidate(_ctx(), study).number == 4
-    assert [t.number for t in candidates(_ctx(), study)] == [4, 5]
+    assert [t.number for t in candidates(_ctx(), study)] == [4]
+
+
+def test_after_a_refusal_another_family_is_audited_before_a_safer_setting_of_it():
+    # issue 46's second acceptance run: three CART candidates refused in turn while CTGAN and
+    # TVAE were feasible; a refused family now waits until every other family's best is tried
+    study = _study([("cart", 13, -0.98), ("cart", 72, -0.969), ("ctgan", 50, -0.84),
+                    ("ctgan", 20, -0.80)])
+    _refuse(study, 0)
+    assert [t.number for t in candidates(_ctx(), study)] == [1, 2, 3]  # 72 >= 26: a candidate
+    assert next_candidate(_ctx(), study).number == 2  # but CTGAN, not yet refused, comes first
+    chosen = selection(_ctx(), study, study.trials[2])
+    assert chosen["reason"].endswith(", taken first among the families the membership audit "
+                                     "has not refused (cart refused: trial(s) 0)")
+    _refuse(study, 2)  # both refused once: the best of what is left, CART at 72
+    assert next_candidate(_ctx(), study).number == 1
+    assert "taken first" not in selection(_ctx(), study, study.trials[1])["reason"]
+
+
+def test_the_audit_order_the_budget_keeps_time_for_takes_each_refusal_in_turn():
+    study = _study([("cart", 13, -0.98), ("cart", 14, -0.979), ("cart", 40, -0.97),
+                    ("ctgan", 100, -0.84), ("ctgan", 80, -0.83), ("ctgan", 40, -0.82)])
+    # cart 13; then CTGAN 100 (another family); then both refused: CART 40 (>= 26, before
+    # CTGAN 40, the better loss), then CTGAN 40 (<= 50); twins 14 and 80 never
+    assert [t.number for t in audit_order(_ctx(), study, 5)] == [0, 3, 2, 5]
+    _refuse(study, 0)
+    assert [t.number for t in audit_order(_ctx(), study, 2)] == [3, 2]
+    assert [t.number for t in audit_order(_ctx(), study, 2)][0] == \
+        next_candidate(_ctx(), study).number
 
 
 def test_a_refusal_by_a_measure_scored_in_full_after_an_audit_that_passed_holds_none_back():
