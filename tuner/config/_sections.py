@@ -176,7 +176,7 @@ class AuditConfig:
                                     "on the family's privacy setting (cart: min_samples_leaf "
                                     "this factor larger; neural: epochs, dp: epsilon this "
                                     "factor smaller; gaussian_copula: none is, it is not "
-                                    "audited again); other families are not held back",
+                                    "audited again); other families are audited first",
                           valid=Range(1, unit="times"))
     alpha: float = key(0.05, help="the family-wise level of the per-person test: a release "
                                   "that exposes nobody beyond tpr_limit has someone flagged at "
