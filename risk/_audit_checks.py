@@ -43,7 +43,7 @@ def check_options(train: pd.DataFrame, reference: pd.DataFrame, fit_sample: Any,
                   progress: Any) -> tuple[int, int, int]:
     """The options checked against the frames: (neighbours, shadows, shadow size)."""
     if not callable(fit_sample):
-        raise TypeError(f"`fit_sample` must be callable as fit_sample(table, seed), but got "
+        raise TypeError(f"`fit_sample` must be callable as fit_sample(table, seed), got "
                         f"{type(fit_sample).__name__}.")
     if progress is not None and not callable(progress):
         raise TypeError(f"`progress` must be None or callable as progress(done, total), but "
@@ -59,7 +59,7 @@ def check_options(train: pd.DataFrame, reference: pd.DataFrame, fit_sample: Any,
     argument(design, "design")
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0 \
             or n_jobs < -1:
-        raise RiskInputError(f"`n_jobs` must be a positive int or -1, but got n_jobs={n_jobs!r}.")
+        raise RiskInputError(f"`n_jobs` must be a positive int or -1, got n_jobs={n_jobs!r}.")
     if len(reference) < 2:
         raise RiskInputError(f"`reference` has {len(reference)} record(s); shadow tables are "
                              "drawn from it and need at least 2.")
@@ -68,7 +68,7 @@ def check_options(train: pd.DataFrame, reference: pd.DataFrame, fit_sample: Any,
     size = int(argument(shadow_size, "shadow_size"))
     if not 2 <= size <= len(reference):
         raise RiskInputError(f"`shadow_size` must be in [2, len(reference) = {len(reference)}] "
-                             f"(shadow tables are drawn from `reference`), but got "
+                             f"(shadow tables are drawn from `reference`), got "
                              f"shadow_size={shadow_size!r}.")
     return neighbours, shadows, size
 

@@ -24,7 +24,7 @@ def targets_of(train: pd.DataFrame, coded_train: Any, targets: Any, neighbours: 
     if isinstance(targets, (int, np.integer)) and not isinstance(targets, bool):
         if not 1 <= targets <= n - neighbours - 1:
             raise RiskInputError(f"`targets` must be in [1, len(train) - neighbours - 1 = "
-                                 f"{n - neighbours - 1}], but got targets={targets!r}.")
+                                 f"{n - neighbours - 1}], got targets={targets!r}.")
         k = int(targets)
         candidates = np.arange(n)
         if n > MAX_CANDIDATES:
@@ -35,11 +35,11 @@ def targets_of(train: pd.DataFrame, coded_train: Any, targets: Any, neighbours: 
     if isinstance(targets, str | bytes) or not isinstance(targets,
                                                           Sequence | np.ndarray | pd.Index):
         raise TypeError(f"`targets` must be an int (how many of the most vulnerable records) "
-                        f"or a sequence of labels of `train`'s index, but got "
+                        f"or a sequence of labels of `train`'s index, got "
                         f"{type(targets).__name__} {targets!r}.")
     labels = list(targets)
     positions = train.index.get_indexer(labels) if labels else np.zeros(0, np.int64)
     if not labels or (positions < 0).any() or len(set(positions.tolist())) < len(labels):
-        raise RiskInputError(f"`targets` must name distinct labels of `train`'s index, but got "
+        raise RiskInputError(f"`targets` must name distinct labels of `train`'s index, got "
                              f"{labels[:8]!r}{' ...' if len(labels) > 8 else ''}.")
     return positions, nearest_mean_distance(coded_train, neighbours, positions), n

@@ -69,7 +69,7 @@ def _person_counts(hits: Sequence[int], runs: Sequence[int], k: int
     h, n = (np.asarray(v, dtype=float) for v in (hits, runs))
     if h.shape != (k,) or n.shape != (k,):
         raise RiskInputError(f"`target_member_hits` and `target_member_runs` must be counts "
-                             f"for each of the {k} target(s), but got {h.size} and {n.size}.")
+                             f"for each of the {k} target(s), got {h.size} and {n.size}.")
     whole = np.isfinite(h) & np.isfinite(n) & (h == np.round(h)) & (n == np.round(n))
     if not whole.all() or (h < 0).any() or (h > n).any():
         bad = int(np.flatnonzero(~whole | (h < 0) | (h > n))[0])
@@ -95,7 +95,7 @@ def decide(signal_p_values: Sequence[float], target_labels: Sequence[Any], poole
     labels = list(target_labels)
     if signal.size == 0 or signal.size != len(labels) or not np.all((signal > 0) & (signal <= 1)):
         raise RiskInputError(f"`signal_p_values` must be one p-value in (0, 1] per target "
-                             f"label, but got {signal.size} value(s) for {len(labels)} label(s).")
+                             f"label, got {signal.size} value(s) for {len(labels)} label(s).")
     hits, runs = _person_counts(target_member_hits, target_member_runs, signal.size)
     p = exposure_p(signal, hits, runs, limit)
     flagged = holm(p, level)

@@ -36,17 +36,17 @@ def _relative(f1: np.ndarray, t: float) -> np.ndarray:
 
 def _check_f1(f1: object) -> np.ndarray:
     if isinstance(f1, (bool, np.bool_, str, bytes)) or f1 is None:
-        raise TypeError(f"`f1` must be a number or an array of numbers, but got {f1!r}.")
+        raise TypeError(f"`f1` must be a number or an array of numbers, got {f1!r}.")
     try:
         values = np.asarray(f1, dtype=float)
     except (TypeError, ValueError):
         raise TypeError(
-            f"`f1` must be a number or an array of numbers, but got {f1!r}."
+            f"`f1` must be a number or an array of numbers, got {f1!r}."
         ) from None
     bad = ~((values >= 0.0) & (values <= 1.0))  # NaN is bad too
     if bad.any():
         raise RiskInputError(
-            f"`0 <= f1 <= 1` must hold for every F1, but got {values[bad][:5].tolist()!r}"
+            f"`0 <= f1 <= 1` must hold for every F1, got {values[bad][:5].tolist()!r}"
             f"{' ...' if bad.sum() > 5 else ''}."
         )
     return values

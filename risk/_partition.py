@@ -23,7 +23,7 @@ def resolve_sampling_fraction(
 ) -> tuple[float, int | None]:
     if (population_size is None) == (sampling_fraction is None):
         raise RiskInputError(
-            "Exactly one of `population_size` and `sampling_fraction` must be given, but got "
+            "Exactly one of `population_size` and `sampling_fraction` must be given, got "
             f"(population_size={population_size!r}, sampling_fraction={sampling_fraction!r}). "
             "There is no default: the customary t = 0.5 misstates the risk (El Emam et al. "
             "2022); give the size N of the population the data were drawn from."
@@ -34,7 +34,7 @@ def resolve_sampling_fraction(
     if n_pop < n_train + n_holdout:
         raise RiskInputError(
             "`population_size >= len(train) + len(holdout)` must hold (both are people of the "
-            f"population), but got (population_size={n_pop}, len(train)={n_train}, "
+            f"population), got (population_size={n_pop}, len(train)={n_train}, "
             f"len(holdout)={n_holdout})."
         )
     t = n_train / n_pop

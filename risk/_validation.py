@@ -1,8 +1,9 @@
 """Input validation shared by every risk measure.
 
 Every check raises :class:`RiskInputError` (a ``ValueError``) or ``TypeError`` with a message
-that names the argument, echoes the offending value and says what was expected, in the manner
-of Optuna's messages ("`low <= high` must hold, but got (low=3, high=1)").
+that names the argument, echoes the offending value and says what was expected, in the one
+form of :mod:`risk.params` ("`NAME` must be EXPECTED, got VALUE": "`low <= high` must hold,
+got (low=3, high=1)").
 
 What every measure refuses, rather than computing a silently wrong number:
 
@@ -48,12 +49,12 @@ def check_frame(frame: Any, name: str, *, allow_empty: bool = False) -> pd.DataF
     (selecting ``"a"`` from it returns a frame, not a column).
     """
     if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"`{name}` must be a pandas DataFrame, but got {type(frame).__name__}.")
+        raise TypeError(f"`{name}` must be a pandas DataFrame, got {type(frame).__name__}.")
     if not allow_empty and len(frame) == 0:
-        raise RiskInputError(f"`{name}` must have at least one row, but got an empty DataFrame.")
+        raise RiskInputError(f"`{name}` must have at least one row, got an empty DataFrame.")
     if isinstance(frame.columns, pd.MultiIndex):
         raise RiskInputError(
-            f"`{name}` must have flat column names, but got a MultiIndex of "
+            f"`{name}` must have flat column names, got a MultiIndex of "
             f"{frame.columns.nlevels} levels; flatten it first (e.g. join the levels)."
         )
     if frame.columns.has_duplicates:
@@ -93,7 +94,7 @@ def check_column_list(value: Any, name: str, *, allow_empty: bool = False) -> li
         cols = [value]
     elif isinstance(value, (Mapping, set, frozenset)) or not isinstance(value, Iterable):
         raise TypeError(
-            f"`{name}` must be a column name or a list of column names, but got "
+            f"`{name}` must be a column name or a list of column names, got "
             f"{type(value).__name__} {value!r}."
         )
     else:
@@ -104,7 +105,7 @@ def check_column_list(value: Any, name: str, *, allow_empty: bool = False) -> li
                 f"`{name}` must list column names, but it holds {type(c).__name__} {c!r}."
             )
     if not cols and not allow_empty:
-        raise RiskInputError(f"`{name}` must name at least one column, but got {value!r}.")
+        raise RiskInputError(f"`{name}` must name at least one column, got {value!r}.")
     if len(set(cols)) != len(cols):
         raise RiskInputError(f"`{name}` names a column twice: {cols!r}.")
     return cols
@@ -116,7 +117,7 @@ def check_column_name(value: Any, name: str) -> Any:
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise TypeError(f"`{name}` must be one column name, but got {value!r}.")
+        raise TypeError(f"`{name}` must be one column name, got {value!r}.")
     return value
 
 
@@ -126,7 +127,7 @@ def same_columns(frames: dict[str, pd.DataFrame]) -> list[str]:
     ref_name = names[0]
     ref = list(frames[ref_name].columns)
     if not ref:
-        raise RiskInputError(f"`{ref_name}` must have at least one column, but got none.")
+        raise RiskInputError(f"`{ref_name}` must have at least one column, got none.")
     for other in names[1:]:
         cols = list(frames[other].columns)
         missing = [c for c in ref if c not in cols]
@@ -178,7 +179,7 @@ def column_kinds(frames: dict[str, pd.DataFrame], columns: Sequence[str]) -> dic
         if len(values) > 1:
             detail = ", ".join(f"{n}: {frames[n][col].dtype}" for n in seen)
             raise RiskInputError(
-                f"Column {col!r} must have the same kind of dtype in every frame, but got "
+                f"Column {col!r} must have the same kind of dtype in every frame, got "
                 f"({detail})."
             )
         kinds[col] = values.pop()
@@ -262,7 +263,7 @@ def _check_value_types(frames: dict[str, pd.DataFrame], col: str) -> None:
             f"{n}: {k or 'all missing'} (dtype {frames[n][col].dtype})" for n, k in types.items()
         )
         raise RiskInputError(
-            f"Column {col!r} must hold the same type of values in every frame, but got "
+            f"Column {col!r} must hold the same type of values in every frame, got "
             f"({detail}); values of different types (True and 'True', 1 and '1') never "
             "compare equal, so every match would silently fail. Convert the column first."
         )
@@ -308,12 +309,12 @@ def check_number(value: Any, name: str, *, finite: bool = True) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(
         value, (int, float, np.integer, np.floating)
     ):
-        raise TypeError(f"`{name}` must be a number, but got {type(value).__name__} {value!r}.")
+        raise TypeError(f"`{name}` must be a number, got {type(value).__name__} {value!r}.")
     v = float(value)
     if math.isnan(v):
-        raise RiskInputError(f"`{name}` must not be NaN, but got {name}={value!r}.")
+        raise RiskInputError(f"`{name}` must not be NaN, got {name}={value!r}.")
     if finite and math.isinf(v):
-        raise RiskInputError(f"`{name}` must be finite, but got {name}={value!r}.")
+        raise RiskInputError(f"`{name}` must be finite, got {name}={value!r}.")
     return v
 
 
@@ -326,7 +327,7 @@ def resolve_seed(random_state: Any) -> int:
         return int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0])
     if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
         raise TypeError(
-            f"`random_state` must be an int or None, but got {type(random_state).__name__} "
+            f"`random_state` must be an int or None, got {type(random_state).__name__} "
             f"{random_state!r}."
         )
     return int(check(random_state, "random_state", Range(0)))
@@ -339,6 +340,6 @@ def as_synthetic_sets(synthetic: Any) -> list[pd.DataFrame]:
     if isinstance(synthetic, (list, tuple)) and synthetic:
         return list(synthetic)
     raise TypeError(
-        "`synthetic` must be a DataFrame or a non-empty list of DataFrames, but got "
+        "`synthetic` must be a DataFrame or a non-empty list of DataFrames, got "
         f"{type(synthetic).__name__}."
     )

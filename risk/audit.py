@@ -335,7 +335,7 @@ def _audit(train: pd.DataFrame, reference: pd.DataFrame, fit_sample: FitSample, 
                                              np.random.default_rng(streams[0]))
     if design == "shared" and size <= positions.size:
         raise RiskInputError(f"`shadow_size` must exceed `targets` in the shared design (a "
-                             f"table may hold every target), but got shadow_size={size}, "
+                             f"table may hold every target), got shadow_size={size}, "
                              f"targets={positions.size}.")
     rng = np.random.default_rng(streams[1])
     bandwidth = default_bandwidth(coded_ref, rng)

@@ -160,7 +160,7 @@ def _prepare(
     target = check_column_name(target, "target")
     if target in key_list:
         raise RiskInputError(
-            f"`target` must not be one of the `keys`, but got target={target!r} and "
+            f"`target` must not be one of the `keys`, got target={target!r} and "
             f"keys={key_list!r}."
         )
     argument(missing, "missing")
@@ -245,7 +245,7 @@ def _check_unmatched(value: object) -> float:
     v = check_number(value, "unmatched", finite=False)
     if not 0.0 <= v <= 1.0:
         raise RiskInputError(
-            f"`unmatched` must be a CAP in [0, 1] or NaN, but got unmatched={value!r}."
+            f"`unmatched` must be a CAP in [0, 1] or NaN, got unmatched={value!r}."
         )
     return v
 

@@ -210,7 +210,7 @@ def _resolve_columns(
     if columns is None:
         cols = same_columns(frames)
         if not cols:
-            raise RiskInputError("`train` must have at least one column, but got none.")
+            raise RiskInputError("`train` must have at least one column, got none.")
         return cols
     cols = check_column_list(columns, "columns")
     for name, frame in frames.items():
@@ -254,7 +254,7 @@ def replicated_uniques(
     }
     if not isinstance(synthetic_unique_only, (bool, np.bool_)):
         raise TypeError(
-            f"`synthetic_unique_only` must be a bool, but got {synthetic_unique_only!r}."
+            f"`synthetic_unique_only` must be a bool, got {synthetic_unique_only!r}."
         )
     cols = _resolve_columns(frames, columns)
     (train_ids, syn_ids), _ = record_ids(frames, cols)

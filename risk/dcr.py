@@ -142,7 +142,7 @@ def _resolve(
     if columns is None:
         cols = same_columns(frames)
         if not cols:
-            raise RiskInputError("`train` must have at least one column, but got none.")
+            raise RiskInputError("`train` must have at least one column, got none.")
     else:
         cols = check_column_list(columns, "columns")
         for name, frame in frames.items():

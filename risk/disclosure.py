@@ -135,7 +135,7 @@ def _per_key(value: Any, name: str, keys: list[str], check: Any,
     if isinstance(value, (list, tuple, np.ndarray)):
         if len(value) != len(keys):
             raise RiskInputError(
-                f"`{name}` must have one entry per key ({len(keys)}: {keys!r}), but got "
+                f"`{name}` must have one entry per key ({len(keys)}: {keys!r}), got "
                 f"{list(value)!r}."
             )
         return {k: check(v) for k, v in zip(keys, value, strict=True)}
@@ -145,7 +145,7 @@ def _per_key(value: Any, name: str, keys: list[str], check: Any,
 def _flag(name: str):
     def check(value: Any) -> bool:
         if not isinstance(value, (bool, np.bool_)):
-            raise TypeError(f"`{name}` must be True or False, but got {value!r}.")
+            raise TypeError(f"`{name}` must be True or False, got {value!r}.")
         return bool(value)
 
     return check
@@ -156,11 +156,11 @@ def _ngroups(name: str):
         if value is None:
             return 0
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"`{name}` must be None, 0 or an integer >= 2, but got {value!r}.")
+            raise TypeError(f"`{name}` must be None, 0 or an integer >= 2, got {value!r}.")
         if value < 0 or value == 1:
             raise RiskInputError(
                 f"`{name}` must be None, 0 (no grouping) or >= 2 (1 is refused as in "
-                f"synthpop), but got {value!r}."
+                f"synthpop), got {value!r}."
             )
         return int(value)
 
@@ -174,12 +174,12 @@ def _pair(value: Any, name: str) -> tuple[float, float]:
         for v in value
     )
     if not ok:
-        raise TypeError(f"`{name}` must be a pair (count, percent) of numbers, but got {value!r}.")
+        raise TypeError(f"`{name}` must be a pair (count, percent) of numbers, got {value!r}.")
     count, percent = float(value[0]), float(value[1])
     if not (0.0 <= count < float("inf") and 0.0 <= percent <= 100.0):
         raise RiskInputError(
             f"`{name}` must be (count, percent) with a finite count >= 0 and 0 <= percent <= "
-            f"100, but got {value!r}."
+            f"100, got {value!r}."
         )
     return count, percent
 
@@ -259,7 +259,7 @@ def disclosure(
     target = check_column_name(target, "target")
     if target in given:
         raise RiskInputError(
-            f"`target` must not be one of the `keys`, but got target={target!r} and "
+            f"`target` must not be one of the `keys`, got target={target!r} and "
             f"keys={given!r}."
         )
     for name, frame in frames.items():
@@ -334,7 +334,7 @@ def _check_cont_na(cont_na: Any, train: pd.DataFrame, columns: list[str]) -> dic
     if cont_na is None:
         return {}
     if not isinstance(cont_na, Mapping):
-        raise TypeError(f"`cont_na` must be a mapping {{column: [values]}}, but got {cont_na!r}.")
+        raise TypeError(f"`cont_na` must be a mapping {{column: [values]}}, got {cont_na!r}.")
     out: dict[str, list] = {}
     for col, values in cont_na.items():
         if col not in train.columns:
@@ -359,7 +359,7 @@ def _excluded_pairs(keys: Any, keylevs: Any, targetlevs: Any, ordered: list[str]
     if not (len(key_list) == len(key_levels) == len(target_levels)):
         raise RiskInputError(
             "`exclude_keys`, `exclude_keylevs` and `exclude_targetlevs` must have the same "
-            f"length, but got {key_list!r}, {key_levels!r} and {target_levels!r}."
+            f"length, got {key_list!r}, {key_levels!r} and {target_levels!r}."
         )
     pairs, text = [], []
     for key, key_level, target_level in zip(key_list, key_levels, target_levels, strict=True):

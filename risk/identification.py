@@ -174,7 +174,7 @@ def _radius_map(
                 or not isinstance(r, (int, float, np.integer, np.floating))
                 or not 0 < r < float("inf")):
             raise RiskInputError(
-                f"`radius` for {col!r} must be a finite number > 0, but got {r!r}."
+                f"`radius` for {col!r} must be a finite number > 0, got {r!r}."
             )
     return {c: float(r) for c, r in chosen.items()}
 
@@ -216,7 +216,7 @@ def identification_risk(
     check_frame(train, "train")
     sets = as_synthetic_sets(synthetic)
     if not isinstance(relative_radius, (bool, np.bool_)):
-        raise TypeError(f"`relative_radius` must be True or False, but got {relative_radius!r}.")
+        raise TypeError(f"`relative_radius` must be True or False, got {relative_radius!r}.")
     known_l = check_column_list(keys, "keys")
     synth_l = check_column_list(synthesized, "synthesized")
     overlap = sorted(set(known_l) & set(synth_l))

@@ -268,7 +268,7 @@ def attribute_inference(
     target = check_column_name(target, "target")
     if target in key_list:
         raise RiskInputError(
-            f"`target` must not be one of the `keys`, but got target={target!r} and "
+            f"`target` must not be one of the `keys`, got target={target!r} and "
             f"keys={key_list!r}."
         )
     tol = float(argument(tolerance, "tolerance"))
@@ -296,7 +296,7 @@ def attribute_inference(
         target_type = "numeric" if _is_numeric(frames, target, kinds[target]) else "categorical"
     if not isinstance(target_type, str) or target_type not in ("numeric", "categorical"):
         raise RiskInputError(
-            f"`target_type` must be 'numeric' or 'categorical', but got {target_type!r}."
+            f"`target_type` must be 'numeric' or 'categorical', got {target_type!r}."
         )
     numeric = target_type == "numeric"
     if numeric and kinds[target] != "numeric":

@@ -65,15 +65,15 @@ def risk_utility_weight(
     """
     mv = check_number(m, "m")
     if mv > 1.0:
-        raise RiskInputError(f"`m <= 1` must hold (M is a relative F1), but got m={m!r}.")
+        raise RiskInputError(f"`m <= 1` must hold (M is a relative F1), got m={m!r}.")
     t = check_number(threshold, "threshold", finite=False)
     if not 0.0 < t < 1.0:
-        raise RiskInputError(f"`0 < threshold < 1` must hold, but got threshold={threshold!r}.")
+        raise RiskInputError(f"`0 < threshold < 1` must hold, got threshold={threshold!r}.")
     fl = check_number(floor, "floor", finite=False)
     top = max_floor(t)
     if not 0.0 <= fl <= top:
         raise RiskInputError(
-            f"`0 <= floor <= {top:.7g}` must hold at threshold={t:g}, but got floor={floor!r}: "
+            f"`0 <= floor <= {top:.7g}` must hold at threshold={t:g}, got floor={floor!r}: "
             "a negative floor can make the weight negative, a larger one lifts the weight of a "
             f"leaky model over 1 (published floor {PUBLISHED_FLOOR}, continuous one "
             f"{CONTINUOUS_FLOOR:.7f})."
@@ -96,7 +96,7 @@ def risk_utility_loss(
     """
     u = check_number(utility, "utility", finite=False)
     if not 0.0 <= u <= 1.0:
-        raise RiskInputError(f"`0 <= utility <= 1` must hold, but got utility={utility!r}.")
+        raise RiskInputError(f"`0 <= utility <= 1` must hold, got utility={utility!r}.")
     w = risk_utility_weight(m, threshold=threshold, floor=floor)
     return RiskUtilityLoss(
         loss=-w * u, weight=w, m=float(m), utility=u, threshold=float(threshold), floor=float(floor)

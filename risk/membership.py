@@ -287,7 +287,7 @@ def membership_disclosure(
     kinds = column_kinds(frames, qis)
     p = len(qis)
     if isinstance(hamming_threshold, bool) or not isinstance(hamming_threshold, (int, np.integer)):
-        raise TypeError(f"`hamming_threshold` must be an integer, but got {hamming_threshold!r}.")
+        raise TypeError(f"`hamming_threshold` must be an integer, got {hamming_threshold!r}.")
     if not 0 <= hamming_threshold <= p:
         raise RiskInputError(
             f"`0 <= hamming_threshold <= {p}` (the number of quasi-identifiers) must hold, but "
@@ -314,7 +314,7 @@ def membership_disclosure(
     del enc
     h = hamming_threshold
     if not isinstance(curve, (bool, np.bool_)):
-        raise TypeError(f"`curve` must be True or False, but got {curve!r}.")
+        raise TypeError(f"`curve` must be True or False, got {curve!r}.")
     dist = min_hamming(real, syn_codes, cards, max_distance=None if curve else h)
     del syn_codes
     colors_members = np.bincount(dist[:n_train], minlength=p + 1)

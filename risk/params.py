@@ -170,9 +170,9 @@ def check(value: Any, name: str, rule: Rule) -> Any:
     message, the name in backticks."""
     if isinstance(rule, Range):
         if rule.integer and not (_is_number(value) and isinstance(value, numbers.Integral)):
-            raise TypeError(f"`{name}` must be an integer, but got {value!r}.")
+            raise TypeError(f"`{name}` must be an integer, got {value!r}.")
         if not _is_number(value):
-            raise TypeError(f"`{name}` must be a number, but got {value!r}.")
+            raise TypeError(f"`{name}` must be a number, got {value!r}.")
     elif not isinstance(value, str):  # an argument is one choice (a list of them is a key's)
         raise RiskInputError(f"`{name}` must be {rule.expected()}, got {value!r}")
     said = problem(f"`{name}`", rule, value)

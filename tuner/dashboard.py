@@ -82,7 +82,7 @@ class FeasibilityStorage(BaseStorage):
 
     def __init__(self, storage: BaseStorage) -> None:
         if not isinstance(storage, BaseStorage):
-            raise TypeError(f"storage must be an optuna BaseStorage, but got "
+            raise TypeError(f"storage must be an optuna BaseStorage, got "
                             f"{type(storage).__name__}")
         self._inner = storage
 
@@ -255,7 +255,7 @@ class _QuietHandler(WSGIRequestHandler):
 def serve(storage_url: str, *, host: str = "127.0.0.1", port: int = 8080) -> None:
     """Serve the dashboard on ``host:port`` until interrupted."""
     if not 0 < port < 65536:
-        raise InputError(f"port must be in 1..65535, but got {port}")
+        raise InputError(f"port must be in 1..65535, got {port}")
     application = app(open_storage(storage_url))
     try:
         server = make_server(host, port, application, server_class=_ThreadedServer,

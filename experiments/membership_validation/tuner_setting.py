@@ -104,7 +104,7 @@ class Options:
     def __post_init__(self) -> None:
         for f in self.fractions:
             if not 0.0 < f < 1.0:
-                raise ValueError(f"`fractions` must lie in (0, 1), but got {f!r}")
+                raise ValueError(f"`fractions` must lie in (0, 1), got {f!r}")
         unknown = sorted(set(self.settings) - set(SETTINGS))
         if unknown:
             raise ValueError(f"unknown synthesiser setting(s) {unknown}; known: {list(SETTINGS)}")
@@ -112,7 +112,7 @@ class Options:
             raise ValueError(f"`seeds >= 1` and `heavy_seeds >= 0` must hold, got "
                              f"{self.seeds}, {self.heavy_seeds}")
         if any(h < 0 for h in self.hamming):
-            raise ValueError(f"`hamming` thresholds must be >= 0, but got {self.hamming}")
+            raise ValueError(f"`hamming` thresholds must be >= 0, got {self.hamming}")
         if set(self.qi_sets) - set(QI_SETS):
             raise ValueError(f"unknown quasi-identifier set(s) in {self.qi_sets}")
         if not 0.0 < self.train_fraction < 1.0:

@@ -83,14 +83,14 @@ class Options:
     def __post_init__(self) -> None:
         for f in self.fractions:
             if not 0.0 < f < 1.0:
-                raise ValueError(f"`fractions` must lie in (0, 1), but got {f!r}")
+                raise ValueError(f"`fractions` must lie in (0, 1), got {f!r}")
         unknown = sorted(set(self.settings) - set(SETTINGS))
         if unknown:
             raise ValueError(f"unknown synthesiser setting(s) {unknown}; known: {sorted(SETTINGS)}")
         if self.seeds < 1:
-            raise ValueError(f"`seeds >= 1` must hold, but got seeds={self.seeds}")
+            raise ValueError(f"`seeds >= 1` must hold, got seeds={self.seeds}")
         if any(h < 0 for h in self.hamming):
-            raise ValueError(f"`hamming` thresholds must be >= 0, but got {self.hamming}")
+            raise ValueError(f"`hamming` thresholds must be >= 0, got {self.hamming}")
         if not 0.0 < self.train_fraction < 1.0:
             raise ValueError(f"`train_fraction` must lie in (0, 1), got {self.train_fraction}")
 

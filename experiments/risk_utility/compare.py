@@ -65,9 +65,9 @@ class Plan:
         if bad:
             raise ValueError(f"unknown synthesiser famil(ies) {bad}; known: {list(FAMILIES)}")
         if self.trials is not None and self.trials < 1:
-            raise ValueError(f"`trials >= 1` must hold, but got trials={self.trials}")
+            raise ValueError(f"`trials >= 1` must hold, got trials={self.trials}")
         if self.rows is not None and self.rows < 20:
-            raise ValueError(f"`rows >= 20` must hold, but got rows={self.rows}")
+            raise ValueError(f"`rows >= 20` must hold, got rows={self.rows}")
 
 
 def experiment_name(dataset: str, family: str) -> str:

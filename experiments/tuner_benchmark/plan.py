@@ -55,7 +55,7 @@ class Plan:
         if bad:
             raise ValueError(f"unknown method(s) {bad}; known: {list(METHODS)}")
         if self.budget <= 0:
-            raise ValueError(f"`budget > 0` must hold, but got budget={self.budget}")
+            raise ValueError(f"`budget > 0` must hold, got budget={self.budget}")
         if not self.seeds or any(s < 0 for s in self.seeds):
             raise ValueError(f"seeds must be one or more integers >= 0, got {self.seeds}")
 

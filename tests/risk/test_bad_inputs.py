@@ -312,10 +312,10 @@ for kw, match in [
 ]:
     case("risk_utility_loss", RUE, match, **kw)
 for kw, match in [
-    (dict(floor="0.3"), r"`floor` must be a number, but got str '0.3'"),
-    (dict(m=True), r"`m` must be a number, but got bool True"),
+    (dict(floor="0.3"), r"`floor` must be a number, got str '0.3'"),
+    (dict(m=True), r"`m` must be a number, got bool True"),
     (dict(m=np.bool_(True)), r"`m` must be a number"),
-    (dict(utility=None), r"`utility` must be a number, but got NoneType None"),
+    (dict(utility=None), r"`utility` must be a number, got NoneType None"),
     (dict(threshold=[0.2]), r"`threshold` must be a number"),
 ]:
     case("risk_utility_loss", TypeError, match, **kw)
@@ -404,26 +404,26 @@ for name, opt in [("membership_disclosure", "numeric_bins"), ("membership_distan
                   ("hellinger_utility", "bins")]:
     case(name, RUE, rf"`{opt}` must be >= 1, got 0", **{opt: 0})
     case(name, RUE, rf"`{opt}` must be >= 1, got -3", **{opt: -3})
-    case(name, TypeError, rf"`{opt}` must be an integer, but got 2.5", **{opt: 2.5})
-    case(name, TypeError, rf"`{opt}` must be an integer, but got True", **{opt: True})
+    case(name, TypeError, rf"`{opt}` must be an integer, got 2.5", **{opt: 2.5})
+    case(name, TypeError, rf"`{opt}` must be an integer, got True", **{opt: True})
 
 # frames that are not frames, empty, without columns, with duplicated or MultiIndex names
 for name in FRAME_SPECS:
     first = SPECS[name].frames[0]
-    case(name, TypeError, rf"`{first}` must be a pandas DataFrame, but got NoneType",
+    case(name, TypeError, rf"`{first}` must be a pandas DataFrame, got NoneType",
          **{first: None})
-    case(name, TypeError, rf"`{first}` must be a pandas DataFrame, but got ndarray",
+    case(name, TypeError, rf"`{first}` must be a pandas DataFrame, got ndarray",
          **{first: TRAIN.to_numpy()})
     case(name, RUE, rf"`{first}` must have at least one row", **{first: TRAIN.iloc[:0]})
     case(name, RUE, rf"`{first}` has duplicated column names: \['a'\]",
          **{first: pd.concat([TRAIN, TRAIN[["a"]]], axis=1)})
-    case(name, RUE, rf"`{first}` must have flat column names, but got a MultiIndex",
+    case(name, RUE, rf"`{first}` must have flat column names, got a MultiIndex",
          **{first: TRAIN.set_axis(pd.MultiIndex.from_product([TRAIN.columns, [0]]), axis=1)})
 for name in ("membership_disclosure", "membership_distances", "exact_copies",
              "replicated_uniques", "distance_to_closest_record", "hellinger_utility"):
     first = SPECS[name].frames[0]
     empty = {f: SPECS[name].args[f][[]] for f in SPECS[name].frames}
-    case(name, RUE, rf"`{first}` must have at least one column, but got none", **empty)
+    case(name, RUE, rf"`{first}` must have at least one column, got none", **empty)
 case("identification_risk", TypeError, r"`synthetic` must be a DataFrame or a non-empty list",
      synthetic=None)
 case("identification_risk", TypeError, r"`synthetic` must be a DataFrame or a non-empty list",
@@ -437,7 +437,7 @@ for name, opt in [("membership_disclosure", "keys"), ("cap", "keys"),
                   ("exact_copies", "columns"), ("distance_to_closest_record", "columns"),
                   ("attribute_inference", "keys"), ("identification_risk", "keys")]:
     case(name, RUE, rf"lacks the .*column\(s\) \['zz'\] named by `{opt}`", **{opt: ["zz"]})
-    case(name, TypeError, rf"`{opt}` must be a column name or a list of column names, but got "
+    case(name, TypeError, rf"`{opt}` must be a column name or a list of column names, got "
          r"set", **{opt: {"a"}})
     case(name, TypeError, rf"`{opt}` must be a column name or a list.*dict", **{opt: {"a": 1}})
     case(name, TypeError, rf"`{opt}` must list column names, but it holds list \['a'\]",
@@ -445,7 +445,7 @@ for name, opt in [("membership_disclosure", "keys"), ("cap", "keys"),
     case(name, RUE, rf"`{opt}` names a column twice", **{opt: ["a", "a"]})
 case("membership_disclosure", RUE, r"`keys` must name at least one column",
      keys=[])
-case("cap", TypeError, r"`target` must be one column name, but got \['t'\]", target=["t"])
+case("cap", TypeError, r"`target` must be one column name, got \['t'\]", target=["t"])
 case("cap", RUE, r"`target` must not be one of the `keys`", target="a")
 case("identification_risk", RUE, r"both a key and synthesized: \['b'\]", keys=["a", "b"])
 
@@ -456,7 +456,7 @@ case("cap", RUE, r"`missing` must be one of \('error', 'category'\), got 'drop'"
      missing="drop")
 case("cap_per_record", RUE, r"`matching` must be one of", matching=None)
 case("identification_risk", RUE, r"`missing` must be one of.*'ignore'", missing="ignore")
-case("attribute_inference", RUE, r"`target_type` must be 'numeric' or 'categorical', but got "
+case("attribute_inference", RUE, r"`target_type` must be 'numeric' or 'categorical', got "
      r"'binary'", target_type="binary")
 
 # membership_disclosure's options
@@ -466,7 +466,7 @@ for kw, error, match in [
     (dict(sampling_fraction=None, population_size=10), RUE, r"population_size >= len\(train\) "
      r"\+ len\(holdout\).*population_size=10"),
     (dict(sampling_fraction=None, population_size=1e6), TypeError,
-     r"`population_size` must be an integer, but got 1000000.0"),
+     r"`population_size` must be an integer, got 1000000.0"),
     (dict(sampling_fraction=1.5), RUE, r"`sampling_fraction` must be in \(0, 1\), got 1.5"),
     (dict(sampling_fraction=float("inf")), RUE,
      r"`sampling_fraction` must be in \(0, 1\), got inf"),
@@ -476,13 +476,13 @@ for kw, error, match in [
     (dict(attack_size=10**9), RUE, r"`attack_size`=1000000000 at t=0.3 needs"),
     (dict(repeats=0), RUE, r"`repeats` must be in \[1, 1_000_000\], got 0"),
     (dict(repeats=10**30), RUE, r"`repeats` must be in \[1, 1_000_000\], got 10+"),
-    (dict(repeats=5.0), TypeError, r"`repeats` must be an integer, but got 5.0"),
+    (dict(repeats=5.0), TypeError, r"`repeats` must be an integer, got 5.0"),
     (dict(confidence=1.0), RUE, r"`confidence` must be in \(0, 1\), got 1.0"),
     (dict(random_state=-1), RUE, r"`random_state` must be >= 0, got -1"),
-    (dict(random_state=1.5), TypeError, r"`random_state` must be an int or None, but got float"),
+    (dict(random_state=1.5), TypeError, r"`random_state` must be an int or None, got float"),
     (dict(m_threshold=float("inf")), RUE,
      r"`m_threshold` must be < 1 \(M is at most 1\), got inf"),
-    (dict(m_threshold="0.2"), TypeError, r"`m_threshold` must be a number, but got '0.2'"),
+    (dict(m_threshold="0.2"), TypeError, r"`m_threshold` must be a number, got '0.2'"),
     (dict(min_members=0), RUE, r"`min_members` must be >= 1, got 0"),
 ]:
     case("membership_disclosure", error, match, **kw)
@@ -491,15 +491,15 @@ for kw, error, match in [
 case("cap_per_record", RUE, r"`unmatched` must be a CAP in \[0, 1\] or NaN.*unmatched=2",
      unmatched=2)
 case("cap_per_record", RUE, r"`unmatched` must be a CAP.*unmatched=-inf", unmatched=-np.inf)
-case("cap_per_record", TypeError, r"`unmatched` must be a number, but got str '0'",
+case("cap_per_record", TypeError, r"`unmatched` must be a number, got str '0'",
      unmatched="0")
-case("cap_per_record", TypeError, r"`unmatched` must be a number, but got NoneType",
+case("cap_per_record", TypeError, r"`unmatched` must be a number, got NoneType",
      unmatched=None)
 
 # disclosure's options
 for kw, error, match in [
     (dict(denom_lim=0), RUE, r"`denom_lim` must be >= 1, got 0"),
-    (dict(use_target_na=1), TypeError, r"`use_target_na` must be True or False, but got 1"),
+    (dict(use_target_na=1), TypeError, r"`use_target_na` must be True or False, got 1"),
     (dict(use_keys_na=[True]), RUE, r"`use_keys_na` must have one entry per key"),
     (dict(ngroups_keys=1), RUE, r"`ngroups_keys` must be None, 0.*1 is refused"),
     (dict(ngroups_target=2.5), TypeError, r"`ngroups_target` must be None, 0 or an integer"),
@@ -517,14 +517,14 @@ for kw, error, match in [
     case("disclosure", error, match, **kw)
 
 # exact copies, replicated uniques, DCR
-case("replicated_uniques", TypeError, r"`synthetic_unique_only` must be a bool, but got 'yes'",
+case("replicated_uniques", TypeError, r"`synthetic_unique_only` must be a bool, got 'yes'",
      synthetic_unique_only="yes")
-case("exact_copies", TypeError, r"`holdout` must be a pandas DataFrame, but got ndarray",
+case("exact_copies", TypeError, r"`holdout` must be a pandas DataFrame, got ndarray",
      holdout=HOLD.to_numpy())
-case("distance_to_closest_record", TypeError, r"`holdout` must be a pandas DataFrame, but got "
+case("distance_to_closest_record", TypeError, r"`holdout` must be a pandas DataFrame, got "
      r"NoneType", holdout=None)
 case("distance_to_closest_record", RUE, r"`max_synthetic` must be >= 1, got 0", max_synthetic=0)
-case("distance_to_closest_record", TypeError, r"`max_synthetic` must be an integer, but got "
+case("distance_to_closest_record", TypeError, r"`max_synthetic` must be an integer, got "
      r"True", max_synthetic=True)
 case("distance_to_closest_record", RUE, r"`confidence` must be in \(0, 1\), got nan",
      confidence=float("nan"))
@@ -542,13 +542,13 @@ case("attribute_inference", RUE, r"target_type='numeric' needs a numeric `target
 
 # identification risk
 for kw, error, match in [
-    (dict(radius={"c": np.inf}), RUE, r"`radius` for 'c' must be a finite number > 0, but got "
+    (dict(radius={"c": np.inf}), RUE, r"`radius` for 'c' must be a finite number > 0, got "
      r"inf"),
-    (dict(radius=-1.0), RUE, r"`radius` for 'c' must be a finite number > 0, but got -1.0"),
+    (dict(radius=-1.0), RUE, r"`radius` for 'c' must be a finite number > 0, got -1.0"),
     (dict(radius={"zz": 1.0}), RUE, r"`radius` names column\(s\) \['zz'\]"),
-    (dict(relative_radius="yes"), TypeError, r"`relative_radius` must be True or False, but got "
+    (dict(relative_radius="yes"), TypeError, r"`relative_radius` must be True or False, got "
      r"'yes'"),
-    (dict(relative_radius=1), TypeError, r"`relative_radius` must be True or False, but got 1"),
+    (dict(relative_radius=1), TypeError, r"`relative_radius` must be True or False, got 1"),
     (dict(synthetic=SYN.iloc[:5]), RUE, r"`synthetic\[0\]` must have one row per training "
      r"record"),
 ]:

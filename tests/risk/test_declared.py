@@ -5,6 +5,7 @@ bad values are tried on every public function that takes it, generated from the 
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -88,5 +89,16 @@ def test_none_passes_only_where_the_signature_allows_it():
     fn = declared(bins=Range(1, integer=True), level=Range(0, 1))(
         lambda bins, level=None: (bins, level))
     assert fn(3) == (3, None)
-    with pytest.raises(TypeError, match="`bins` must be an integer, but got None"):
+    with pytest.raises(TypeError, match="`bins` must be an integer, got None"):
         fn(None)
+
+
+def test_no_message_in_the_product_says_but_got():
+    # the imperative checks (types, frames, pairs of arguments) say a bad value in the declared
+    # rules' form too ("`NAME` must be EXPECTED, got VALUE"), so a user reads one form
+    root = Path(risk.__file__).parent.parent
+    said = [f"{path.relative_to(root)}:{n}" for folder in ("risk", "tuner")
+            for path in sorted((root / folder).rglob("*.py"))
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            if "but " + "got" in line]
+    assert said == []

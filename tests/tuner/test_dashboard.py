@@ -130,7 +130,7 @@ def test_missing_study_db_is_an_error_not_an_empty_database(tmp_path, capsys):
 def test_port_out_of_range_is_refused(url, capsys):
     _study(url, "s", [(1.0, {"m": -1.0})])
     assert main(["dashboard", "--storage", url, "--port", "70000"]) == EXIT_CONFIG
-    assert "port must be in 1..65535, but got 70000" in capsys.readouterr().err
+    assert "port must be in 1..65535, got 70000" in capsys.readouterr().err
 
 
 def test_missing_optuna_dashboard_says_what_to_install(url, monkeypatch, capsys):

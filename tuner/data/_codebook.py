@@ -189,7 +189,7 @@ def _is_date(value: Any) -> bool:
 
 def _number(where: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InputError(f"{where} must be a finite number, but got {value!r}")
+        raise InputError(f"{where} must be a finite number, got {value!r}")
     return value
 
 
@@ -197,7 +197,7 @@ def _date(where: str, value: Any) -> str:
     try:
         pd.Timestamp(value)
     except (TypeError, ValueError) as exc:
-        raise InputError(f"{where} must be an ISO date such as \"2000-01-31\", but got "
+        raise InputError(f"{where} must be an ISO date such as \"2000-01-31\", got "
                          f"{value!r}") from exc
     return value
 
@@ -208,7 +208,7 @@ def _domain(where: str, column: str, entry: Any) -> Domain:
         return Domain(column, "public", missing=True)
     if not isinstance(entry, dict):
         raise InputError(f'{where}: the entry of column {column!r} must be "public" or an object '
-                         f'with "categories" or "min" and "max", but got {entry!r}')
+                         f'with "categories" or "min" and "max", got {entry!r}')
     unknown = sorted(set(entry) - {"categories", "min", "max", "missing"})
     if unknown:
         raise InputError(f"{where}: the entry of column {column!r} has unknown key(s) {unknown};"
@@ -238,7 +238,7 @@ def _domain(where: str, column: str, entry: Any) -> Domain:
                      _number(f"{where}: max of column {column!r}", high))
         ordered = low < high
     if not ordered:
-        raise InputError(f"{where}: column {column!r} needs min < max, but got min {low!r} and "
+        raise InputError(f"{where}: column {column!r} needs min < max, got min {low!r} and "
                          f"max {high!r}")
     return Domain(column, "range", low=low, high=high, missing=missing)
 
@@ -276,7 +276,7 @@ def _csv_entries(where: str, path: Path) -> dict[str, Any]:
                 entry |= {"min": float(low), "max": float(high)}
             except ValueError as exc:
                 raise InputError(f"{where}, line {line}: min and max of column {column!r} must "
-                                 f"be numbers, but got {low!r} and {high!r}") from exc
+                                 f"be numbers, got {low!r} and {high!r}") from exc
         out[column] = entry
     return out
 

@@ -178,7 +178,7 @@ def marginal_tables(train: pd.DataFrame, synthetic: pd.DataFrame, scores: dict[s
     from tuner.data import sdtype
 
     if min_count < 1 or max_columns < 1:
-        raise ValueError(f"min_count and max_columns must be >= 1, but got "
+        raise ValueError(f"min_count and max_columns must be >= 1, got "
                          f"min_count={min_count}, max_columns={max_columns}")
     order = sorted(train.columns, key=lambda c: (scores.get(str(c), np.inf), str(c)))
     tables = []

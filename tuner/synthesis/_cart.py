@@ -205,17 +205,17 @@ class CARTSynthesizer(BaseSingleTableSynthesizer):
         if isinstance(min_samples_leaf, bool) or not isinstance(min_samples_leaf, int) or (
             min_samples_leaf < 1
         ):
-            raise InputError(f"`min_samples_leaf >= 1` must hold, but got {min_samples_leaf!r}")
+            raise InputError(f"`min_samples_leaf >= 1` must hold, got {min_samples_leaf!r}")
         if max_depth is not None and (not isinstance(max_depth, int) or max_depth < 1):
-            raise InputError(f"`max_depth` must be None or an int >= 1, but got {max_depth!r}")
+            raise InputError(f"`max_depth` must be None or an int >= 1, got {max_depth!r}")
         if visit_order not in VISIT_ORDERS:
             raise InputError(f"`visit_order` must be one of {VISIT_ORDERS}, got {visit_order!r}")
         if isinstance(keep, str) or not all(isinstance(c, str) for c in keep):
-            raise TypeError(f"`keep` must be a list of column names, but got {keep!r}")
+            raise TypeError(f"`keep` must be a list of column names, got {keep!r}")
         columns = list(metadata.tables[self._table_name].columns)
         unknown = [c for c in keep if c not in columns]
         if unknown or len(set(keep)) == len(columns):
-            raise InputError(f"`keep` must name some, not all, of the columns {columns}, but got "
+            raise InputError(f"`keep` must name some, not all, of the columns {columns}, got "
                              f"{list(keep)!r}" + (f" ({unknown} unknown)" if unknown else ""))
         self.min_samples_leaf = min_samples_leaf
         self.max_depth = max_depth

@@ -229,12 +229,12 @@ class _DPSynthesizer(BaseSingleTableSynthesizer):
                          enforce_rounding=enforce_rounding, locales=locales or ["en_US"])
         self.domain = domain
         if not (isinstance(epsilon, (int, float)) and epsilon > 0):
-            raise InputError(f"`epsilon > 0` must hold, but got {epsilon!r}")
+            raise InputError(f"`epsilon > 0` must hold, got {epsilon!r}")
         if not (isinstance(delta, (int, float)) and 0 < delta < 1):
-            raise InputError(f"`0 < delta < 1` must hold, but got {delta!r}")
+            raise InputError(f"`0 < delta < 1` must hold, got {delta!r}")
         for key, value, low in (("bins", bins, 2), ("iters", iters, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise InputError(f"`{key} >= {low}` must hold, but got {value!r}")
+                raise InputError(f"`{key} >= {low}` must hold, got {value!r}")
         self.epsilon, self.delta = float(epsilon), float(delta)
         self.bins, self.iters, self.random_state = bins, iters, int(random_state)
         self._model: _Model | None = None
@@ -286,11 +286,11 @@ class AIMSynthesizer(_DPSynthesizer):
         super().__init__(metadata, enforce_min_max_values, enforce_rounding, locales, epsilon,
                          delta, bins, iters, random_state, domain)
         if not (isinstance(max_model_size, (int, float)) and max_model_size > 0):
-            raise InputError(f"`max_model_size > 0` must hold, but got {max_model_size!r}")
+            raise InputError(f"`max_model_size > 0` must hold, got {max_model_size!r}")
         if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, int)
                                    or rounds < 1):
             raise InputError(f"`rounds` must be None (16 per column) or a positive integer "
-                             f"(at least the number of columns, checked at fit), but got "
+                             f"(at least the number of columns, checked at fit), got "
                              f"{rounds!r}")
         self.max_model_size = float(max_model_size)
         self.rounds = rounds

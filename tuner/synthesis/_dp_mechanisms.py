@@ -50,7 +50,7 @@ def cdp_delta(rho: float, epsilon: float) -> float:
     exp((a - 1)(a rho - epsilon)) / (a - 1) * (1 - 1/a)^a``; minimised over ``a`` in logs.
     """
     if rho < 0 or epsilon < 0:
-        raise ValueError(f"rho >= 0 and epsilon >= 0 must hold, but got ({rho=}, {epsilon=})")
+        raise ValueError(f"rho >= 0 and epsilon >= 0 must hold, got ({rho=}, {epsilon=})")
     if rho == 0:
         return 0.0
 
@@ -66,7 +66,7 @@ def cdp_delta(rho: float, epsilon: float) -> float:
 def cdp_rho(epsilon: float, delta: float) -> float:
     """The largest ``rho`` whose ``rho``-zCDP implies ``(epsilon, delta)``-DP (bisection)."""
     if not (epsilon > 0 and 0 < delta < 1):
-        raise ValueError(f"epsilon > 0 and 0 < delta < 1 must hold, but got ({epsilon=}, "
+        raise ValueError(f"epsilon > 0 and 0 < delta < 1 must hold, got ({epsilon=}, "
                          f"{delta=})")
     low, high = 0.0, epsilon + 1.0
     for _ in range(200):
@@ -130,7 +130,7 @@ def _check(data: Any, rho: float) -> None:
     if len(data.domain.attrs) < 2:
         raise ValueError(f"MST and AIM need at least two columns, got {len(data.domain.attrs)}")
     if not rho > 0:
-        raise ValueError(f"rho > 0 must hold, but got {rho=}")
+        raise ValueError(f"rho > 0 must hold, got {rho=}")
 
 
 # ----------------------------------------------------------------------------------------- MST
@@ -240,7 +240,7 @@ def aim_rounds(rounds: int | None, d: int) -> int:
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < d:
         raise InputError(f"AIM's `rounds` must be an integer >= {d} (the number of columns the "
                          f"model sees: the one-way marginals spend 0.9 rho d / rounds, and at "
-                         f"least a tenth of rho is kept for the adaptive rounds), but got "
+                         f"least a tenth of rho is kept for the adaptive rounds), got "
                          f"{rounds!r}")
     return rounds
 

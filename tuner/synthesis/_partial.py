@@ -217,12 +217,12 @@ def synthesize_partial(
     ``noise_key`` where given).
     """
     if isinstance(sets, bool) or not isinstance(sets, int) or sets < 1:
-        raise InputError(f"`sets >= 1` must hold, but got sets={sets!r}")
+        raise InputError(f"`sets >= 1` must hold, got sets={sets!r}")
     unknown = [c for c in synthesize if c not in train.columns]
     kept = kept_columns(list(train.columns), synthesize)
     if unknown or not list(synthesize) or not kept:
         raise InputError(f"`synthesize` must name some, not all, of the columns "
-                         f"{list(train.columns)}, but got {list(synthesize)!r}")
+                         f"{list(train.columns)}, got {list(synthesize)!r}")
     spec = SYNTHESIZERS[name]
     problem = conditioning_problem(name, train, synthesize)
     if problem:

@@ -40,7 +40,7 @@ def narrow(name: str, overrides: dict[str, Any] | None) -> dict[str, BaseDistrib
             if not (dist.low <= low <= high <= dist.high):
                 raise InputError(
                     f"{where} must satisfy {dist.low} <= low <= high <= {dist.high} (narrowing "
-                    f"only), but got (low={low}, high={high})"
+                    f"only), got (low={low}, high={high})"
                 )
             if isinstance(dist, IntDistribution):
                 space[param] = IntDistribution(int(low), int(high), log=dist.log)

@@ -182,12 +182,12 @@ def test_aim_rounds_set_the_noise_and_fewer_than_the_columns_are_refused(monkeyp
     assert mech.aim_rounds(None, 4) == 64 and mech.aim_rounds(4, 4) == 4
     for bad in (3, 4.0, True):
         with pytest.raises(InputError, match=r"`rounds` must be an integer >= 4 \(the number "
-                                             r"of columns.*but got"):
+                                             r"of columns.*got"):
             mech.aim_rounds(bad, 4)
     # the synthesiser: the type when made, the number of columns when fitted
     frame = _frame(n=60)
     for bad in (0, 2.5, True):
-        with pytest.raises(InputError, match=r"`rounds` must be None .* but got"):
+        with pytest.raises(InputError, match=r"`rounds` must be None .* got"):
             dp.AIMSynthesizer(metadata_for(frame), rounds=bad)
     with pytest.raises(InputError, match=r"`rounds` must be an integer >= 4"):
         build("aim", {"epsilon": 1.0, "rounds": 3}, frame, seed=0).fit({TABLE: frame})
