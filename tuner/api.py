@@ -244,7 +244,7 @@ def start(cfg: Config, *, progress: bool = False) -> tuple[TunedStudy, Any]:
     searching = dataclasses.replace(ctx, cfg=dataclasses.replace(
         cfg, study=dataclasses.replace(cfg.study, timeout=ends)))
     run_study(searching, progress=progress, callbacks=[budget],
-              stop_at=lambda: budget.search_until)
+              stop_at=lambda: budget.search_until, unauditable=budget.unauditable)
     # the audit takes what is left, at most audit.max_minutes
     left = dataclasses.replace(cfg.audit, max_minutes=budget.audit_minutes())
     return load(cfg.study.output), dataclasses.replace(ctx, cfg=dataclasses.replace(

@@ -97,18 +97,39 @@ def check_fits(ctx: Context, *, limit: float) -> dict[str, float]:
     return floor
 
 
-def audit_seconds(ctx: Context, trial: FrozenTrial, *, limit: float,
-                  floor: float = 0.0) -> float:
-    """The audit of ``trial`` estimated from its own fit on the training records, scaled to a
-    shadow table but never below ``floor`` (its family's quickest shadow fit, timed by
-    :func:`check_fits`), in the design the audit would choose within ``limit`` seconds (with
-    ``audit.design = "auto"``: per target where that fits, else shared); infinite where none
-    fits (the release passes it over)."""
-    fit = float(trial.user_attrs.get(attrs.METRICS, {}).get("fit_seconds", 0.0))
-    pilot = max(floor, fit * _size(ctx) / max(1, len(ctx.split.train)))
+THREADS_EXPONENT = 0.5
+"""A trial's fit on ``threads`` threads is taken to be ``threads ** 0.5`` times quicker than
+the audit's one-thread shadow fits (measured in issue 46's third acceptance run: TVAE at 243
+epochs, 14.6 s on 2,000 records and 2 threads in its trial, 9.96 s fit and sampled on 1,000
+records and 1 thread at release: 0.68 of the trial's time where the rows alone say 0.5)."""
+
+
+def shadow_fit(ctx: Context, seconds: float, *, threads: int, floor: float = 0.0) -> float:
+    """One shadow fit (one thread, a shadow table's records), from a trial's fit and sampling
+    of ``seconds`` on the training records with ``threads`` threads; never below ``floor``
+    (its family's quickest shadow fit, timed by :func:`check_fits`)."""
+    rows = _size(ctx) / max(1, len(ctx.split.train))
+    return max(floor, seconds * rows * max(1, threads) ** THREADS_EXPONENT)
+
+
+def _designed(ctx: Context, pilot: float, limit: float) -> float:
+    """The audit in the design it would run in within ``limit`` seconds (with ``audit.design
+    = "auto"``: per target where that fits, else shared); infinite where none fits."""
     estimates = estimate(ctx, pilot)
     fitting = [estimates[d] for d in _designs(ctx) if estimates[d] <= limit]
     return fitting[0] if fitting else math.inf
+
+
+def audit_seconds(ctx: Context, trial: FrozenTrial, *, limit: float,
+                  floor: float = 0.0) -> float:
+    """The audit of ``trial`` estimated from its own fit and sampling on the training records
+    (:func:`shadow_fit`), in the design the audit would choose within ``limit`` seconds;
+    infinite where none fits (the release passes it over)."""
+    metrics = trial.user_attrs.get(attrs.METRICS, {})
+    seconds = float(metrics.get("fit_seconds", 0.0)) + float(metrics.get("sample_seconds", 0.0))
+    pilot = shadow_fit(ctx, seconds, threads=int(trial.user_attrs.get(attrs.THREADS, 1)),
+                       floor=floor)
+    return _designed(ctx, pilot, limit)
 
 
 @dataclasses.dataclass
@@ -141,6 +162,19 @@ class JobBudget:
                                floor=self.pilot_floor.get(str(t.params.get("synthesizer")), 0.0))
                  + _took(t) for t in ranked)
         return sum([c for c in costs if math.isfinite(c)][:2])
+
+    def unauditable(self, name: str, seconds: float, *, threads: int) -> str:
+        """Why a fit of ``name`` taking ``seconds`` on the training records with ``threads``
+        threads could not be audited in :meth:`per_audit` ("" where it could): a neural trial
+        stops training there (:mod:`tuner.search._checkpointed`)."""
+        pilot = shadow_fit(self.ctx, seconds, threads=threads,
+                           floor=self.pilot_floor.get(name, 0.0))
+        if math.isfinite(_designed(self.ctx, pilot, self.per_audit())):
+            return ""
+        quickest = min(estimate(self.ctx, pilot)[d] for d in _designs(self.ctx))
+        return (f"its audit would take about {_minutes(quickest)}, one shadow fit about "
+                f"{pilot:.1f} s, where each audit may take {_minutes(self.per_audit())} of "
+                "study.budget_minutes")
 
     def per_audit(self) -> float:
         """Seconds one audit may take: audit.max_minutes, at most a quarter of the budget (the

@@ -5,8 +5,9 @@ once for its drawn ``epochs`` and scored at the geometric rungs ``first_checkpoi
 at its last epoch (:func:`tuner.synthesis.rungs`, the rungs Optuna's Hyperband and successive
 halving pruners compare trials at). At each checkpoint :class:`Checkpoints`:
 
-- keeps the best *feasible* checkpoint (lowest loss, every constraint <= 0): the trial's
-  candidate, re-created at release by a plain fit of its epochs (the same records,
+- keeps the best *feasible* checkpoint (lowest loss, every constraint <= 0, and under a job's
+  time budget an audit that fits in what each audit may take): the trial's candidate,
+  re-created at release by a plain fit of its epochs (the same records,
   :mod:`tuner.synthesis._checkpoints`), and the audit's shadows train to the same epochs;
 - logs the checkpoint's loss, U, M and feasibility to the trial's MLflow run at step = epochs
   and keeps the learning curve on the trial (:data:`tuner._common.attrs.CURVE`);
@@ -15,8 +16,14 @@ halving pruners compare trials at). At each checkpoint :class:`Checkpoints`:
   worst a loss ``-w(M) U`` can be, while none is feasible; the pruner may then stop the trial
   (PRUNED, Li et al. 2018);
 - stops training after ``[study] patience`` checkpoints in a row over a risk limit: a
-  generator that memorises does not unlearn by training on (SDV issues #222 and #264); and
-  once the job's time budget needs the rest for the audit (:mod:`tuner.release._budget`).
+  generator that memorises does not unlearn by training on (SDV issues #222 and #264);
+  once the job's time budget needs the rest for the audit (:mod:`tuner.release._budget`); and,
+  under that budget, at the first checkpoint whose fit is too long for its audit to fit in what
+  each audit may take (a longer fit only costs more): its best checkpoint before that is the
+  candidate, and a trial with none is pruned (no release could audit it; in the third
+  acceptance run of issue 46 the best CTGAN and TVAE trials, at 100 and 243 epochs, would each
+  have taken about 30 min to audit where the budget gave each audit 5, and nothing was
+  released).
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import optuna
 from optuna.trial import Trial
@@ -36,6 +43,14 @@ from tuner.search._tracking import Tracker
 from tuner.synthesis import SYNTHESIZERS, StopTraining, rungs
 
 WORST_LOSS = 0.0  # loss = -w(M) U lies in [-1, 0] (El Emam et al. 2022)
+
+
+class Unauditable(Protocol):
+    """Why the release audit of a fit of family ``name`` taking ``seconds`` on the training
+    records with ``threads`` threads would not fit in what each audit may take, "" where it
+    would (:meth:`tuner.release.JobBudget.unauditable`)."""
+
+    def __call__(self, name: str, seconds: float, *, threads: int) -> str: ...
 
 
 def checkpointed(cfg: Config, name: str) -> bool:
@@ -58,6 +73,8 @@ class Checkpoints:
     tracker: Tracker
     run: str
     stop_at: Callable[[], float] | None = None  # the job's budget: monotonic end of the search
+    # the job's budget: why the audit of a fit of these seconds would not fit ("" where it would)
+    unauditable: Callable[[float], str] | None = None
     best: Evaluation | None = None
     last: Evaluation | None = None
     unusable: UnusableSynthesis | None = None
@@ -71,12 +88,14 @@ class Checkpoints:
             self.curve.append({"epochs": epochs, "unusable": str(ev)[:300]})
             return
         self.last = ev
-        if ev.feasible and (self.best is None or ev.loss.loss < self.best.loss.loss):
+        too_long = self.unauditable(ev.fit_seconds + ev.sample_seconds) if self.unauditable else ""
+        if ev.feasible and not too_long and (self.best is None
+                                              or ev.loss.loss < self.best.loss.loss):
             self.best = ev
         self.over = 0 if ev.feasible else self.over + 1
         point = {"epochs": epochs, "loss": ev.loss.loss, "utility": ev.utility,
                  "m": ev.membership.m, "feasible": ev.feasible,
-                 "fit_seconds": ev.fit_seconds}
+                 "fit_seconds": ev.fit_seconds, "auditable": not too_long}
         self.curve.append(point)
         self.tracker.log(self.run, step=epochs, metrics={
             f"checkpoint.{k}": float(v) for k, v in point.items() if k != "epochs"})
@@ -87,6 +106,8 @@ class Checkpoints:
                 self.stopped = f"pruned at epoch {epochs}"
                 raise optuna.TrialPruned(f"{self.stopped}: its loss so far was not among the "
                                          "best of the trials that reached this epoch")
+        if too_long:
+            self._too_long(epochs, too_long)
         if (self.stop_at is not None and time.monotonic() >= self.stop_at()
                 and epochs < self.trial_epochs()):
             self.stopped = f"stopped at epoch {epochs}: the job's time left is the audit's"
@@ -94,6 +115,18 @@ class Checkpoints:
         if self.over >= self.cfg.study.patience and epochs < self.trial_epochs():
             self.stopped = (f"stopped at epoch {epochs}: {self.over} checkpoint(s) in a row "
                             "over a risk limit")
+            raise StopTraining(self.stopped)
+
+    def _too_long(self, epochs: int, why: str) -> None:
+        """A fit too long to audit: prune a trial with no candidate yet, else stop training
+        (its best checkpoint before this one is its candidate)."""
+        if self.best is None:
+            self.stopped = f"pruned at epoch {epochs}"
+            raise optuna.TrialPruned(f"{self.stopped}: no checkpoint met every limit with a fit "
+                                     f"short enough to audit ({why})")
+        if epochs < self.trial_epochs():
+            self.stopped = (f"stopped at epoch {epochs}: a fit this long could not be audited "
+                            f"({why})")
             raise StopTraining(self.stopped)
 
     def trial_epochs(self) -> int:

@@ -10,6 +10,7 @@ machine (a full disk) and any other exception (a bug: its traceback is on the ru
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import socket
 import sys
@@ -35,7 +36,7 @@ from tuner._common.stopping import Terminated
 from tuner.config import Config
 from tuner.errors import TrialFailed
 from tuner.search._budget import INTERRUPTED_PREFIX, claim_slot
-from tuner.search._checkpointed import Checkpoints, checkpointed, checkpoints_of
+from tuner.search._checkpointed import Checkpoints, Unauditable, checkpointed, checkpoints_of
 from tuner.search._context import Context
 from tuner.search._tracking import Tracker
 from tuner.search._trials import DATA_SHA256_ATTR
@@ -96,9 +97,10 @@ class TrackedObjective:
     """
 
     def __init__(self, ctx: Context, tracker: Tracker, parent_run: str, threads: int,
-                 budget: int, *, stop_at: Callable[[], float] | None = None) -> None:
+                 budget: int, *, stop_at: Callable[[], float] | None = None,
+                 unauditable: Unauditable | None = None) -> None:
         self.ctx, self.tracker, self.parent, self.threads = ctx, tracker, parent_run, threads
-        self.budget, self.stop_at = budget, stop_at
+        self.budget, self.stop_at, self.unauditable = budget, stop_at, unauditable
         self.fault: Fault | None = None
 
     def __call__(self, trial: Trial) -> float | tuple[float, float]:
@@ -156,7 +158,10 @@ class TrackedObjective:
         seed = int(trial.user_attrs[attrs.TRIAL_SEED])  # derived once, in _start
         cfg = self.ctx.cfg
         if checkpointed(cfg, name):
-            policy = Checkpoints(trial, cfg, self.tracker, run, stop_at=self.stop_at)
+            too_long = (None if self.unauditable is None else functools.partial(
+                self.unauditable, name, threads=self.threads))
+            policy = Checkpoints(trial, cfg, self.tracker, run, stop_at=self.stop_at,
+                                 unauditable=too_long)
             scoring.evaluate_checkpoints(cfg, self.ctx.split, name, params, seed=seed,
                                          at=checkpoints_of(cfg, params), each=policy,
                                          threads=self.threads)

@@ -38,6 +38,7 @@ from tuner.search._budget import (
     fail_stale,
     interrupted_owners,
 )
+from tuner.search._checkpointed import Unauditable
 from tuner.search._context import Context, prepare
 from tuner.search._objective import TrackedObjective
 from tuner.search._storage import heartbeat_seconds, open_stores
@@ -62,11 +63,12 @@ def _reap(study: optuna.Study, tracker: Tracker) -> None:
 
 def _optimize(ctx: Context, parent_run: str, budget: int,
               callbacks: list[Any] | None = None,
-              stop_at: Callable[[], float] | None = None) -> None:
+              stop_at: Callable[[], float] | None = None,
+              unauditable: Unauditable | None = None) -> None:
     tracker, study = open_stores(ctx, optimizing=True)
     objective = TrackedObjective(ctx, tracker, parent_run,
                                  threads_per_worker(ctx.cfg.study.workers), budget,
-                                 stop_at=stop_at)
+                                 stop_at=stop_at, unauditable=unauditable)
     timeout = ctx.cfg.study.timeout
     deadline = None if timeout is None else time.monotonic() + timeout
     waits = ctx.storage_url.startswith(("sqlite", "postgres", "mysql"))  # heartbeat
@@ -119,11 +121,13 @@ def _worker_main(cfg: Config, parent_run: str, budget: int) -> None:
 
 
 def run_study(ctx: Context, *, progress: bool = True, callbacks: Sequence[Any] = (),
-              stop_at: Callable[[], float] | None = None) -> optuna.Study:
+              stop_at: Callable[[], float] | None = None,
+              unauditable: Unauditable | None = None) -> optuna.Study:
     """Run (or resume) the study to its budget with ``workers`` processes; log the parent run.
     ``callbacks``: Optuna callbacks of this process's trials (the job's time budget,
     :mod:`tuner.release._budget`); ``stop_at``: the monotonic time after which a neural trial
-    of this process stops at its next checkpoint."""
+    of this process stops at its next checkpoint; ``unauditable``: why a neural fit is too long
+    for its audit to fit in what each audit may take (the trial stops there, or is pruned)."""
     cfg = ctx.cfg
     tracker, study = open_stores(ctx)  # creates both databases before any worker starts
     fixed = fail_dead_local_trials(study) + tracker.fail_orphans()
@@ -154,7 +158,7 @@ def run_study(ctx: Context, *, progress: bool = True, callbacks: Sequence[Any] =
                 p.start()
             bar = _Progress(None if trials == UNBOUNDED else trials, done, progress)
             _optimize(ctx, parent, trials, callbacks=[bar, *callbacks],
-                      stop_at=stop_at)
+                      stop_at=stop_at, unauditable=unauditable)
             for p in procs:
                 p.join()
             bar.close()

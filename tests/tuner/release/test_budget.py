@@ -17,7 +17,7 @@ import pytest
 from tests.tuner.conftest import write_config
 from tuner import config
 from tuner._common import attrs
-from tuner.release._budget import JobBudget, audit_seconds, quickest
+from tuner.release._budget import JobBudget, audit_seconds, quickest, shadow_fit
 from tuner.search._context import prepare
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -101,6 +101,27 @@ def test_the_reserve_keeps_each_candidates_audit_and_its_own_trial_time(tmp_path
     audit = audit_seconds(ctx, study.trials[0], limit=budget.per_audit(), floor=0.1)
     # the best two by loss: their audits and their 4 s and 7 s, not the third's 50 s
     assert budget.reserve(study) == pytest.approx(2 * audit + 4.0 + 7.0)
+
+
+def test_a_fit_too_long_for_what_each_audit_may_take_is_said_unauditable(tmp_path):
+    # issue 46's third acceptance run: the best CTGAN and TVAE trials would each have taken
+    # about 30 min to audit where the budget gave each audit 5, and nothing was released
+    ctx = prepare(config.load(write_config(tmp_path, synthesizers=("tvae",), extra=AUDIT)))
+    rows = 200 / len(ctx.split.train)
+    # the trial's 2 threads against the audit's 1: 2 ** 0.5 times slower, on fewer records
+    assert shadow_fit(ctx, 3.0, threads=2) == pytest.approx(3.0 * rows * 2 ** 0.5)
+    assert shadow_fit(ctx, 3.0, threads=1, floor=50.0) == 50.0
+    budget = JobBudget(ctx, 400.0)  # each audit may take a quarter: 100 s
+    assert budget.per_audit() == 100.0
+    # 100 shared fits on one process at 1.15 x the pilot, plus fixed costs: about 0.8 s a fit
+    longest = 0.8 / rows / 2 ** 0.5
+    assert budget.unauditable("tvae", 0.5 * longest, threads=2) == ""
+    said = budget.unauditable("tvae", 1.5 * longest, threads=2)
+    assert said.startswith("its audit would take about 2.") and "study.budget_minutes" in said
+    assert "where each audit may take 1.7 min" in said
+    # the family's quickest shadow fit is the floor here too
+    floored = JobBudget(ctx, 400.0, pilot_floor={"tvae": 5.0})
+    assert floored.unauditable("tvae", 0.001, threads=1) != ""
 
 
 @pytest.mark.slow

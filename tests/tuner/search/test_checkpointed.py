@@ -37,7 +37,8 @@ class _Tracker:
 def _ev(loss, feasible, epochs):
     return types.SimpleNamespace(loss=types.SimpleNamespace(loss=loss), feasible=feasible,
                                  utility=-loss, membership=types.SimpleNamespace(m=0.1),
-                                 fit_seconds=float(epochs), params={"epochs": epochs})
+                                 fit_seconds=float(epochs), sample_seconds=0.0,
+                                 params={"epochs": epochs})
 
 
 def _policy(tmp_path, epochs=45, **study):
@@ -82,6 +83,33 @@ def test_a_spent_time_budget_stops_training_at_the_next_checkpoint(tmp_path):
         policy(5, _ev(-0.40, True, 5))
     assert policy.chosen().params == {"epochs": 5}
     policy(45, _ev(-0.50, True, 45))  # the last epoch: nothing left to stop
+
+
+def _too_long_after(seconds):
+    return lambda fit: "" if fit <= seconds else f"its audit would take longer ({fit:g} s)"
+
+
+def test_training_stops_where_a_longer_fit_could_not_be_audited(tmp_path):
+    # under a job's budget a candidate must be auditable: the best checkpoint before the fit
+    # grew too long is the candidate, and training goes no further
+    policy, trial = _policy(tmp_path, epochs=135)
+    policy.unauditable = _too_long_after(20.0)
+    policy(5, _ev(-0.40, True, 5))
+    policy(15, _ev(-0.50, True, 15))
+    with pytest.raises(StopTraining, match="a fit this long could not be audited"):
+        policy(45, _ev(-0.80, True, 45))  # better and feasible, but its fit took 45 s
+    assert policy.chosen().params == {"epochs": 15}
+    assert [p["auditable"] for p in trial.user_attrs[attrs.CURVE]] == [True, True, False]
+    assert trial.storage.get_trial(trial._trial_id).intermediate_values == {
+        5: -0.40, 15: -0.50, 45: -0.50}
+
+
+def test_a_trial_whose_first_fit_is_too_long_to_audit_is_pruned(tmp_path):
+    policy, trial = _policy(tmp_path, epochs=45)
+    policy.unauditable = _too_long_after(1.0)
+    with pytest.raises(optuna.TrialPruned, match="short enough to audit"):
+        policy(5, _ev(-0.40, True, 5))
+    assert policy.stopped == "pruned at epoch 5"
 
 
 def test_nothing_feasible_reports_the_worst_loss_and_keeps_the_last(tmp_path):
