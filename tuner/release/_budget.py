@@ -166,7 +166,9 @@ class JobBudget:
     def unauditable(self, name: str, seconds: float, *, threads: int) -> str:
         """Why a fit of ``name`` taking ``seconds`` on the training records with ``threads``
         threads could not be audited in :meth:`per_audit` ("" where it could): a neural trial
-        stops training there (:mod:`tuner.search._checkpointed`)."""
+        stops training there (:mod:`tuner.search._checkpointed`). Always "" without an audit."""
+        if not self.ctx.cfg.audit.enabled or self.ctx.cfg.study.synthesize:
+            return ""
         pilot = shadow_fit(self.ctx, seconds, threads=threads,
                            floor=self.pilot_floor.get(name, 0.0))
         if math.isfinite(_designed(self.ctx, pilot, self.per_audit())):

@@ -4,6 +4,7 @@ time back and the job ends within it."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sqlite3
 import subprocess
@@ -122,6 +123,10 @@ def test_a_fit_too_long_for_what_each_audit_may_take_is_said_unauditable(tmp_pat
     # the family's quickest shadow fit is the floor here too
     floored = JobBudget(ctx, 400.0, pilot_floor={"tvae": 5.0})
     assert floored.unauditable("tvae", 0.001, threads=1) != ""
+    # no audit, nothing to fit in it (the pruning benchmark's studies)
+    unaudited = dataclasses.replace(ctx, cfg=dataclasses.replace(
+        ctx.cfg, audit=dataclasses.replace(ctx.cfg.audit, enabled=False)))
+    assert JobBudget(unaudited, 400.0).unauditable("tvae", 1e6, threads=2) == ""
 
 
 @pytest.mark.slow
