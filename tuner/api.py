@@ -239,12 +239,11 @@ def start(cfg: Config, *, progress: bool = False) -> tuple[TunedStudy, Any]:
     budget = JobBudget(ctx, cfg.study.budget_minutes * 60.0)
     # a budget too small for one audit: refused before any trial
     budget.pilot_floor = check_fits(ctx, limit=budget.per_audit())
-    # no trial starts after the budget's end (the helper workers keep to that alone)
+    # no trial starts after the budget's end
     ends = min(budget.left(), cfg.study.timeout or math.inf)
     searching = dataclasses.replace(ctx, cfg=dataclasses.replace(
         cfg, study=dataclasses.replace(cfg.study, timeout=ends)))
-    run_study(searching, progress=progress, callbacks=[budget],
-              stop_at=lambda: budget.search_until, unauditable=budget.unauditable)
+    run_study(searching, progress=progress, clock=budget, helpers_clock=budget.for_helpers())
     # the audit takes what is left, at most audit.max_minutes
     left = dataclasses.replace(cfg.audit, max_minutes=budget.audit_minutes())
     return load(cfg.study.output), dataclasses.replace(ctx, cfg=dataclasses.replace(

@@ -16,9 +16,10 @@ Before the first trial one fit of every searched family at its quickest settings
 even the cheapest audit of those would not fit in what each audit may take, the job is refused at
 once (exit 2), naming ``budget_minutes`` and the time; those timed fits are also the floor of the
 reserve's estimates, and each candidate's re-creation and full scoring at release (about what
-its trial took) is kept back beside its audit. Only the invocation's own process keeps the
-reserve; its ``workers - 1`` helper processes stop starting trials at the budget's end
-(``[study] timeout``).
+its trial took) is kept back beside its audit. Each of the invocation's ``workers - 1`` helper
+processes keeps the same clock (:class:`HelperClock`: the job's start and the timed floors), so
+its trials stop, and its neural ones at their checkpoints, as the invocation's do; workers
+started apart (other invocations, other hosts) stop starting trials at their own budget's end.
 """
 
 from __future__ import annotations
@@ -178,6 +179,11 @@ class JobBudget:
                 f"{pilot:.1f} s, where each audit may take {_minutes(self.per_audit())} of "
                 "study.budget_minutes")
 
+    def for_helpers(self) -> HelperClock:
+        """What each helper worker makes this budget again from (the job's start: a
+        monotonic time every process of this host shares)."""
+        return HelperClock(self.seconds, self.started, dict(self.pilot_floor))
+
     def per_audit(self) -> float:
         """Seconds one audit may take: audit.max_minutes, at most a quarter of the budget (the
         per-target design where it fits in that, else the shared one), so that the best
@@ -207,3 +213,19 @@ def _took(trial: FrozenTrial) -> float:
     if trial.datetime_start and trial.datetime_complete:
         return (trial.datetime_complete - trial.datetime_start).total_seconds()
     return 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class HelperClock:
+    """A :class:`JobBudget` as a spawned helper worker makes it again from its own context
+    (:func:`tuner.search._study.run_study`'s ``helpers_clock``): the same length, start and
+    quickest shadow fits, so that it stops searching in time for the audit as the invocation
+    does; the invocation alone says so."""
+
+    seconds: float
+    started: float
+    pilot_floor: dict[str, float]
+
+    def __call__(self, ctx: Context) -> JobBudget:
+        return JobBudget(ctx, self.seconds, started=self.started,
+                         pilot_floor=dict(self.pilot_floor), said=True)

@@ -18,8 +18,8 @@ import multiprocessing as mp
 import os
 import socket
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import joblib
 import optuna
@@ -38,12 +38,25 @@ from tuner.search._budget import (
     fail_stale,
     interrupted_owners,
 )
-from tuner.search._checkpointed import Unauditable
 from tuner.search._context import Context, prepare
 from tuner.search._objective import TrackedObjective
 from tuner.search._storage import heartbeat_seconds, open_stores
 from tuner.search._tracking import Tracker
 from tuner.search._trials import best_feasible, is_pareto, loss_of, pareto_choice, trials_frame
+
+
+class JobClock(Protocol):
+    """The job's time budget as one worker process keeps to it
+    (:class:`tuner.release.JobBudget`): called after each of the process's trials (it stops the
+    search when the release audit needs the rest), ``search_until`` the monotonic time after
+    which a neural trial stops at its next checkpoint, ``unauditable`` why a neural fit is too
+    long for its audit to fit in what each audit may take ("" where it is not)."""
+
+    search_until: float
+
+    def __call__(self, study: optuna.Study, trial: FrozenTrial) -> None: ...
+
+    def unauditable(self, name: str, seconds: float, *, threads: int) -> str: ...
 
 
 def threads_per_worker(workers: int) -> int:
@@ -61,14 +74,14 @@ def _reap(study: optuna.Study, tracker: Tracker) -> None:
                          "its worker stopped sending heartbeats (died?); marked FAILED")
 
 
-def _optimize(ctx: Context, parent_run: str, budget: int,
-              callbacks: list[Any] | None = None,
-              stop_at: Callable[[], float] | None = None,
-              unauditable: Unauditable | None = None) -> None:
+def _optimize(ctx: Context, parent_run: str, budget: int, *,
+              callbacks: list[Any] | None = None, clock: JobClock | None = None) -> None:
     tracker, study = open_stores(ctx, optimizing=True)
-    objective = TrackedObjective(ctx, tracker, parent_run,
-                                 threads_per_worker(ctx.cfg.study.workers), budget,
-                                 stop_at=stop_at, unauditable=unauditable)
+    objective = TrackedObjective(
+        ctx, tracker, parent_run, threads_per_worker(ctx.cfg.study.workers), budget,
+        stop_at=None if clock is None else lambda: clock.search_until,
+        unauditable=None if clock is None else clock.unauditable)
+    callbacks = [*(callbacks or []), *([] if clock is None else [clock])]
     timeout = ctx.cfg.study.timeout
     deadline = None if timeout is None else time.monotonic() + timeout
     waits = ctx.storage_url.startswith(("sqlite", "postgres", "mysql"))  # heartbeat
@@ -78,7 +91,7 @@ def _optimize(ctx: Context, parent_run: str, budget: int,
         now = time.monotonic()
         if deadline is not None and now >= deadline:
             break
-        if stop_at is not None and now >= stop_at():  # the job's budget keeps the rest
+        if clock is not None and now >= clock.search_until:  # the job's budget keeps the rest
             break
         free = budget - budget_used(study, in_flight=True)
         if free > 0:
@@ -88,7 +101,7 @@ def _optimize(ctx: Context, parent_run: str, budget: int,
                            # a trial's own failure (its synthesiser, its data) is recorded
                            # and the study goes on; anything else (a bug) stops it
                            catch=(TrialFailed,),
-                           callbacks=[Budget(budget), *(callbacks or [])],
+                           callbacks=[Budget(budget), *callbacks],
                            # a trial leaves 0.03-0.07 MB of cyclic garbage for every family,
                            # and a forced full collection costs ~0.2 s (bench_trial's gc row):
                            # Python's own generational collector frees it soon enough
@@ -111,23 +124,25 @@ def _optimize(ctx: Context, parent_run: str, budget: int,
     _reap(study, tracker)
 
 
-def _worker_main(cfg: Config, parent_run: str, budget: int) -> None:
+def _worker_main(cfg: Config, parent_run: str, budget: int,
+                 clock: Callable[[Context], JobClock] | None = None) -> None:
+    """A helper worker: ``clock`` makes, from its own context, the job's time budget it keeps
+    to as the invocation's process does (the same start, hence the same end)."""
     quiet_libraries()
     stopping.install()  # ended by the invocation (or a scheduler): its trial cut short cleanly
     try:
-        _optimize(prepare(cfg), parent_run, budget)
+        ctx = prepare(cfg)
+        _optimize(ctx, parent_run, budget, clock=None if clock is None else clock(ctx))
     except Fault as exc:  # one line, as the invocation's own process says it
         raise SystemExit(f"error in worker {os.getpid()}: {exc}") from None
 
 
-def run_study(ctx: Context, *, progress: bool = True, callbacks: Sequence[Any] = (),
-              stop_at: Callable[[], float] | None = None,
-              unauditable: Unauditable | None = None) -> optuna.Study:
+def run_study(ctx: Context, *, progress: bool = True, clock: JobClock | None = None,
+              helpers_clock: Callable[[Context], JobClock] | None = None) -> optuna.Study:
     """Run (or resume) the study to its budget with ``workers`` processes; log the parent run.
-    ``callbacks``: Optuna callbacks of this process's trials (the job's time budget,
-    :mod:`tuner.release._budget`); ``stop_at``: the monotonic time after which a neural trial
-    of this process stops at its next checkpoint; ``unauditable``: why a neural fit is too long
-    for its audit to fit in what each audit may take (the trial stops there, or is pruned)."""
+    ``clock``: the job's time budget (:mod:`tuner.release._budget`) as this process keeps to
+    it; ``helpers_clock``: what makes it in each helper process from the helper's own context
+    (picklable: the helpers are spawned)."""
     cfg = ctx.cfg
     tracker, study = open_stores(ctx)  # creates both databases before any worker starts
     fixed = fail_dead_local_trials(study) + tracker.fail_orphans()
@@ -152,13 +167,12 @@ def run_study(ctx: Context, *, progress: bool = True, callbacks: Sequence[Any] =
             # no more processes than trials left: each starts one before it checks the budget
             workers = min(cfg.study.workers, trials - done)
             procs = [mp.get_context("spawn").Process(
-                target=_worker_main, args=(cfg, parent, trials), daemon=False)
+                target=_worker_main, args=(cfg, parent, trials, helpers_clock), daemon=False)
                 for w in range(1, workers)]
             for p in procs:
                 p.start()
             bar = _Progress(None if trials == UNBOUNDED else trials, done, progress)
-            _optimize(ctx, parent, trials, callbacks=[bar, *callbacks],
-                      stop_at=stop_at, unauditable=unauditable)
+            _optimize(ctx, parent, trials, callbacks=[bar], clock=clock)
             for p in procs:
                 p.join()
             bar.close()

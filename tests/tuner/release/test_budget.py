@@ -166,3 +166,41 @@ def test_a_budgeted_job_stops_searching_in_time_for_its_audit(tmp_path):
     assert 1 <= trials < 1000
     # 90 s of budget; the interpreter's start and the summary's figures come on top
     assert took < 90 + 30, (took, said[-3000:])
+
+
+def test_helper_workers_keep_the_jobs_clock(tmp_path, monkeypatch):
+    # the invocation's workers - 1 helpers used to keep only [study] timeout: their neural
+    # trials trained on past the point where the audit needed the rest of the budget
+    import datetime
+    import pickle
+
+    from tuner.search import _study
+
+    ctx = prepare(config.load(write_config(tmp_path, synthesizers=("cart",), extra=AUDIT)))
+    budget = JobBudget(ctx, 400.0, pilot_floor={"cart": 0.2})
+    made = pickle.loads(pickle.dumps(budget.for_helpers()))  # as spawn sends it to a helper
+    seen: dict = {}
+    monkeypatch.setattr(_study, "_optimize", lambda c, parent, n, *, callbacks=None, clock=None:
+                        seen.update(clock=clock, budget=n))
+    monkeypatch.setattr(_study.stopping, "install", lambda: None)  # not pytest's own signals
+    _study._worker_main(ctx.cfg, "parent-run", 7, made)
+    helper = seen["clock"]
+    assert isinstance(helper, JobBudget) and seen["budget"] == 7
+    assert (helper.seconds, helper.started, helper.pilot_floor) == (400.0, budget.started,
+                                                                    {"cart": 0.2})
+    # after the same trial, the same end of the search
+    study = optuna.create_study()
+    trial = optuna.trial.create_trial(
+        params={"synthesizer": "cart"},
+        distributions={"synthesizer": optuna.distributions.CategoricalDistribution(["cart"])},
+        value=0.1, constraints={"m": -0.1}, user_attrs={attrs.METRICS: {"fit_seconds": 0.1}})
+    trial.datetime_start = datetime.datetime(2026, 1, 1)
+    trial.datetime_complete = trial.datetime_start + datetime.timedelta(seconds=9)
+    study.add_trial(trial)
+    budget(study, study.trials[0])
+    helper(study, study.trials[0])
+    assert budget.search_until < budget.started + 400.0 - 9.0
+    assert helper.search_until == pytest.approx(budget.search_until)
+    assert helper.said  # the invocation alone says the search stopped for the audit
+    assert helper.unauditable("cart", 1e4, threads=1) == budget.unauditable("cart", 1e4,
+                                                                            threads=1) != ""
