@@ -26,7 +26,16 @@ import platform
 from collections.abc import Mapping
 from importlib import metadata as importlib_metadata
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict, cast
+from typing import (
+    Any,
+    NotRequired,
+    TypedDict,
+    cast,
+    get_args,
+    get_origin,
+    get_type_hints,
+    is_typeddict,
+)
 
 import optuna
 
@@ -226,9 +235,33 @@ class Manifest(TypedDict):
 READ_NEEDS = ("study", "trial", "synthesizer")  # what every reader needs of a manifest
 
 
+def _lacking(content: Mapping[str, Any], shape: Any, where: str = "") -> list[str]:
+    """The keys of TypedDict ``shape`` that ``content`` lacks or holds as no object where one
+    is due, dotted (``gate.note``), nested ones and ``dict[str, TypedDict]`` included."""
+    hints = get_type_hints(shape)
+    out = []
+    for key, kind in hints.items():
+        if key not in content:
+            out += [f"{where}{key}"] if key in shape.__required_keys__ else []
+            continue
+        value, inner = content[key], get_args(kind)
+        if is_typeddict(kind) or (get_origin(kind) is dict and is_typeddict(inner[-1])):
+            if not isinstance(value, Mapping):
+                out.append(f"{where}{key} (not an object)")
+            elif is_typeddict(kind):
+                out += _lacking(value, kind, f"{where}{key}.")
+            else:
+                for name, item in value.items():
+                    out += (_lacking(item, inner[-1], f"{where}{key}.{name}.") if isinstance(
+                        item, Mapping) else [f"{where}{key}.{name} (not an object)"])
+    return out
+
+
 def checked(content: object, where: str = "") -> Manifest:
     """``content`` as a :class:`Manifest`, or an :class:`InputError` (``where``: the file)
-    when it is not a JSON object or lacks what every reader needs (:data:`READ_NEEDS`)."""
+    when it is not a JSON object, lacks what every reader needs (:data:`READ_NEEDS`), or lacks
+    any key :class:`Manifest` requires (every release this version makes has them all: 0.1.0
+    is the first, so no reader makes do without one)."""
     said = f"{where}: " if where else ""
     if not isinstance(content, Mapping):
         raise InputError(f"{said}not a release manifest: a JSON {type(content).__name__}, "
@@ -237,7 +270,11 @@ def checked(content: object, where: str = "") -> Manifest:
         if key not in content:
             raise InputError(f"{said}not a release manifest: it has no {key!r} (keys: "
                              f"{sorted(content)})")
-    return cast(Manifest, content)  # the rest: read with .get where older ones lack it
+    if lacking := _lacking(content, Manifest):
+        raise InputError(f"{said}not a whole release manifest: it lacks {', '.join(lacking[:8])}"
+                         + (f" and {len(lacking) - 8} more" if len(lacking) > 8 else "")
+                         + " (every release of this version holds them: was it edited?)")
+    return cast(Manifest, content)
 
 
 def read_manifest(path: Path) -> Manifest:

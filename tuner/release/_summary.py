@@ -34,13 +34,11 @@ def _num(value: Any) -> float:
 
 
 def _release_line(manifest: Manifest) -> str:
-    gate, metrics = manifest.get("gate", {}), manifest.get("metrics", {})
-    records = gate.get("released_records")
-    utility = _num(metrics.get("utility"))
-    metric = manifest.get("config", {}).get("utility_metric")
+    records = manifest["gate"]["released_records"]
+    utility = _num(manifest["metrics"].get("utility"))
+    metric = manifest["config"].get("utility_metric")
     return (f"Release: trial {manifest['trial']} ({manifest['synthesizer']}) of study "
-            f"{manifest['study']!r}"
-            + (f": {records:,} records" if isinstance(records, int) else "")
+            f"{manifest['study']!r}: {records:,} records"
             + (f", U = {utility:.4f}" if math.isfinite(utility) else "")
             + (f" ({metric})" if metric and math.isfinite(utility) else ""))
 
@@ -48,34 +46,32 @@ def _release_line(manifest: Manifest) -> str:
 def trials_text(report: Mapping[str, Any]) -> str:
     """How many trials ran, met every constraint and were refused at release: said once, for
     the summary's Study line and the report's table."""
-    refused, run = report.get("trials_refused"), report["trials_run"]
-    return (f"{run} trial{'' if run == 1 else 's'} run, {report.get('trials_feasible', '?')} "
+    refused, run = report["trials_refused"], report["trials_run"]
+    return (f"{run} trial{'' if run == 1 else 's'} run, {report['trials_feasible']} "
             "met every constraint" + (f", {refused} of them refused at release" if refused
                                       else ""))
 
 
 def _trials_line(manifest: Manifest) -> list[str]:
-    r = manifest.get("report", {})
-    return [f"Study: {trials_text(r)}"] if "trials_run" in r else []
+    return [f"Study: {trials_text(manifest['report'])}"]
 
 
 def _threshold(manifest: Manifest) -> float:
-    return _num(manifest.get("membership", {}).get("m_threshold"))  # the threshold M was judged by
+    return _num(manifest["membership"].get("m_threshold"))  # the threshold M was judged by
 
 
 def _membership_lines(manifest: Manifest) -> list[str]:
     """M against its threshold, and what the number means for this attack."""
-    mem = manifest.get("membership", {})
+    mem = manifest["membership"]
     value = _num(mem.get("m"))
-    constraint = manifest.get("constraints", {}).get("m")
-    passed = None if constraint is None else constraint.get("passed")
+    constraint = manifest["constraints"].get("m")
+    passed = None if constraint is None else constraint["passed"]
     verdict = "" if passed is None else (": passed" if passed else ": FAILED")
     low, high = _num(mem.get("m_spread_low")), _num(mem.get("m_spread_high"))
     level, repeats = _num(mem.get("m_spread_level")), _num(mem.get("repeats"))
     spread = (f"{level:.0%} of the {repeats:.0f} attack sets on the holdout gave {low:.4f} to "
               f"{high:.4f}" if all(map(math.isfinite, (low, high, level, repeats))) else "")
-    config = manifest.get("config", {})
-    keys = config.get("keys")
+    keys = manifest["config"].get("keys")
     h = _num(mem.get("hamming_threshold"))
     who = (f"an intruder holding {len(keys)} quasi-identifiers of a person" if keys
            else "an intruder holding a person's record")
@@ -88,11 +84,11 @@ def _membership_lines(manifest: Manifest) -> list[str]:
 
 def _interval_lines(manifest: Manifest, spread: str) -> list[str]:
     """M's confidence interval with its level and what it covers; the attack-set spread under
-    its own name (an older manifest without the interval: the spread alone, named as such)."""
-    mem = manifest.get("membership", {})
+    its own name."""
+    mem = manifest["membership"]
     low, high = _num(mem.get("m_ci_low")), _num(mem.get("m_ci_high"))
     level = _num(mem.get("m_ci_level"))
-    upper = manifest.get("config", {}).get("m_decision") == "upper"
+    upper = manifest["config"].get("m_decision") == "upper"
     lines = []
     if all(map(math.isfinite, (low, high, level))):
         lines.append(
@@ -108,8 +104,8 @@ def _interval_lines(manifest: Manifest, spread: str) -> list[str]:
 
 def _ceiling_lines(manifest: Manifest) -> list[str]:
     """The copy ceiling, and whether M can bind at all (the warning's reason when not)."""
-    mem, threshold = manifest.get("membership", {}), _threshold(manifest)
-    ceiling = _num(manifest.get("metrics", {}).get("m_copy_ceiling"))
+    mem, threshold = manifest["membership"], _threshold(manifest)
+    ceiling = _num(manifest["metrics"].get("m_copy_ceiling"))
     binds = bool(mem.get("can_bind", True))
     if math.isfinite(ceiling):
         above = ceiling > threshold
@@ -117,7 +113,7 @@ def _ceiling_lines(manifest: Manifest) -> list[str]:
                  f"{ceiling:.4f} {'>' if above else '<='} {threshold:g}"
                  + (", so M binds here: it would refuse a copy" if above and binds else "")]
     else:
-        lines = ["Copy ceiling: not in this manifest (written before it was computed)"]
+        lines = ["Copy ceiling: not computed for this release"]
     if not binds:
         lines.append(f"  {measures.cannot_bind(mem.get('warning', ''))}")
     if manifest.get("partial"):
@@ -129,9 +125,9 @@ def _ceiling_lines(manifest: Manifest) -> list[str]:
 def _constraint_line(name: str, outcome: Constraint, width: int) -> str:
     """``name  metric = value <= limit (key): passed`` for one constraint of the manifest, as
     stored (:func:`tuner.measures.constraint_record`)."""
-    verdict = "passed" if outcome.get("passed") else "FAILED"
+    verdict = "passed" if outcome["passed"] else "FAILED"
     if "metric" not in outcome:  # a constraint no measure declares: its margin only
-        return (f"  {name:<{width}} margin {fmt(_num(outcome.get('margin')))}, must be <= 0: "
+        return (f"  {name:<{width}} margin {fmt(_num(outcome['margin']))}, must be <= 0: "
                 f"{verdict}")
     return (f"  {name:<{width}} {outcome['metric']} = {fmt(_num(outcome.get('value')))}, must "
             f"be {limit_text(outcome)}: {verdict}")
@@ -146,10 +142,10 @@ def limit_text(outcome: Constraint) -> str:
 
 
 def _constraint_lines(manifest: Manifest) -> list[str]:
-    constraints = manifest.get("constraints", {})
+    constraints = manifest["constraints"]
     if not constraints:
         return ["Constraints: none in this manifest"]
-    failed = [k for k, v in constraints.items() if not v.get("passed")]
+    failed = [k for k, v in constraints.items() if not v["passed"]]
     head = (f"Constraints: all {len(constraints)} passed, each a metric against its [risk] "
             "limit:" if not failed else
             f"Constraints: {len(failed)} of {len(constraints)} FAILED ({', '.join(failed)}):")
@@ -160,19 +156,16 @@ def _constraint_lines(manifest: Manifest) -> list[str]:
 def summary(manifest: Manifest) -> list[str]:
     """The summary block of a release, as lines of plain text (no trailing newlines).
 
-    Read from ``manifest`` alone (``manifest.json`` as :mod:`tuner.release._export` writes it; keys
-    that older manifests lack are said to be missing, never guessed). The release audit's line
-    appears only when the manifest has an ``audit`` entry (a mapping with ``verdict`` and
-    ``summary``); without one nothing is said about an audit.
+    Read from ``manifest`` alone (``manifest.json`` as :mod:`tuner.release._export` writes it,
+    every key :class:`~tuner.release._manifest.Manifest` requires: :func:`checked`), its last
+    line the release audit's verdict ("not audited" and why, where it was not).
     """
-    checked(manifest)  # a clear error for what is not one (older ones say less)
+    checked(manifest)  # a clear error for what is not one
     lines = [_release_line(manifest), *_trials_line(manifest), *_membership_lines(manifest),
              *_ceiling_lines(manifest), *_constraint_lines(manifest)]
-    audit = manifest.get("audit")
-    if isinstance(audit, Mapping):
-        verdict = str(audit.get("verdict", "no verdict recorded"))
-        said = str(audit.get("summary") or "").removeprefix(f"{verdict}: ")  # said once
-        lines.append(f"Release audit: {verdict}" + (f": {said}" if said else ""))
+    verdict = manifest["audit"]["verdict"]
+    said = manifest["audit"]["summary"].removeprefix(f"{verdict}: ")  # said once
+    lines.append(f"Release audit: {verdict}" + (f": {said}" if said else ""))
     return [TITLE, *(part for line in lines for part in _wrapped(line))]
 
 

@@ -13,7 +13,14 @@ import pytest
 import tuner
 from tests.tuner.conftest import write_config
 from tuner.errors import InputError
-from tuner.release._manifest import Constraint, Manifest, Partial, read_manifest
+from tuner.release._manifest import (
+    Constraint,
+    Manifest,
+    Partial,
+    _lacking,
+    checked,
+    read_manifest,
+)
 
 
 def _undeclared(kind: Any, written: dict[str, Any], where: str) -> list[str]:
@@ -54,6 +61,7 @@ def test_a_release_writes_the_keys_the_manifest_type_declares(tmp_path, partial)
     written = tuned.manifest()
     assert written is not None
     assert not _shape_problems(dict(written))
+    assert checked(dict(written)) == written  # every key a reader may subscript is there
     # what this version writes for such a release: the required keys, and partial synthesis's
     assert set(written) == set(Manifest.__required_keys__) | ({"partial"} if partial else set())
     if partial:
@@ -83,11 +91,23 @@ def test_read_manifest_refuses_what_is_not_a_manifest_naming_the_file(tmp_path, 
     assert said in str(err.value)
 
 
-def test_read_manifest_reads_an_older_manifest_as_it_is(tmp_path):
+def test_read_manifest_refuses_a_manifest_that_lacks_a_required_key(tmp_path):
+    # 0.1.0 is the first release: no reader makes do without a key the type requires
     path = tmp_path / "manifest.json"
     path.write_text('{"study": "s", "trial": 3, "synthesizer": "cart", "seeds": {"study": 7}}')
-    assert read_manifest(path) == {"study": "s", "trial": 3, "synthesizer": "cart",
-                                   "seeds": {"study": 7}}
+    with pytest.raises(InputError, match=r"not a whole release manifest: it lacks created_utc, "
+                                         r"synthetic_sha256, .* and \d+ more"):
+        read_manifest(path)
+
+
+def test_every_key_a_manifest_lacks_is_named_to_its_depth():
+    written = {"study": "s", "trial": 1, "synthesizer": "cart", "report": [],
+               "gate": {"released_records": 3, "removed_records": 0, "replicated_uniques": "x"},
+               "constraints": {"m": {"margin": -0.1, "passed": True}, "dcr": {"margin": 0.1}}}
+    lacking = _lacking(written, Manifest)
+    assert {"gate.note", "constraints.dcr.passed", "report (not an object)",
+            "created_utc", "audit"} <= set(lacking)
+    assert not any(k.startswith(("constraints.m.", "gate.released")) for k in lacking)
 
 
 # mypy checks ``m["key"]`` against the TypedDict but not ``m.get("key")`` (it accepts any string

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.tuner.release.test_summary import EVERY_RELEASE
+from tests.tuner.release.test_summary import _manifest as whole_manifest
 from tuner.release import _plots as plots
 from tuner.release import _report as report
 
@@ -114,15 +114,17 @@ def _manifest(figures: dict[str, str], marginals: dict | None) -> dict:
                "columns": {"colour": 0.9}, "pairs": {"colour ~ income": 0.8}}
     if marginals is not None:
         utility["marginals"] = marginals
-    return EVERY_RELEASE | {
+    return whole_manifest() | {
         "study": "s", "trial": 3, "synthesizer": "cart", "params": {"max_depth": 4},
         "created_utc": "2026-01-01T00:00:00+00:00", "synthetic_sha256": "ab" * 32,
         "config_sha256": "cd" * 32, "randomness": {"secret": True, "note": "keyed"}, "threads": 1,
         "device": "cpu",
-        "gate": {"released_records": 300, "removed_records": 2, "replicated_uniques": "remove"},
-        "data": {"fingerprint_sha256": "ef" * 32, "rows": 800, "population_size": 10_000,
-                 "population_note": "made up"},
-        "split": {"n_train": 400, "n_holdout": 400, "n_audit": 0},
+        "gate": {"released_records": 300, "removed_records": 2, "replicated_uniques": "remove",
+                 "note": ""},
+        "data": {"fingerprint_sha256": "ef" * 32, "rows": 800, "columns": ["colour", "income"],
+                 "population_size": 10_000, "population_note": "made up"},
+        "split": {"train_fraction": 0.5, "stratify": None, "audit_fraction": 0.0,
+                  "n_train": 400, "n_holdout": 400, "n_audit": 0, "rows_file": "split.json"},
         "constraints": {"m": {"metric": "m", "value": 0.1, "limit": 0.2, "limit_key": "m_threshold",
                               "sense": "max", "margin": -0.1, "passed": True}},
         "membership": {"can_bind": 1.0, "expected_members": 30.0, "sampling_fraction": 0.04},

@@ -4,6 +4,7 @@ the top of report.md and report.html as in the terminal."""
 
 from __future__ import annotations
 
+import copy
 import html
 
 import pytest
@@ -27,9 +28,11 @@ EVERY_RELEASE = {
 
 
 def _manifest(**changes) -> dict:
+    """A whole 0.1.0 manifest (every key the type requires), with ``changes`` on top."""
     m = {
         "study": "adult-demo", "trial": 11, "synthesizer": "cart",
-        "gate": {"released_records": 2498, "removed_records": 2, "replicated_uniques": "remove"},
+        "gate": {"released_records": 2498, "removed_records": 2, "replicated_uniques": "remove",
+                 "note": "2 records equal to a training-unique one removed"},
         "config": {"m_threshold": 0.2, "copy_limit": 0.05, "dcr_limit": 0.1, "cap_limit": 0.05,
                    "utility_metric": "quality_report", "keys": [f"c{i}" for i in
                                                                              range(15)]},
@@ -39,9 +42,20 @@ def _manifest(**changes) -> dict:
         "membership": {"m": -0.05208, "m_spread_low": -0.0960, "m_spread_high": -0.0103,
                        "m_spread_level": 0.95, "m_ci_low": -0.0712, "m_ci_high": -0.0215,
                        "m_ci_level": 0.95, "repeats": 100.0, "can_bind": 1.0,
-                       "warning": "", "m_threshold": 0.2, "hamming_threshold": 0.0},
-        "report": {"trials_run": 12, "trials_feasible": 8, "trials_refused": 1},
-    }
+                       "warning": "", "m_threshold": 0.2, "hamming_threshold": 0.0,
+                       "expected_members": 134.9, "sampling_fraction": 0.0512},
+        "created_utc": "2026-01-01T00:00:00+00:00", "synthetic_sha256": "ab" * 32,
+        "config_sha256": "cd" * 32, "randomness": {"secret": True, "note": "keyed"},
+        "threads": 1, "device": "cpu", "params": {"max_depth": 4},
+        "data": {"fingerprint_sha256": "ef" * 32, "rows": 5000, "columns": ["age", "income"],
+                 "population_size": 48842, "population_note": "Adult"},
+        "split": {"train_fraction": 0.5, "stratify": None, "audit_fraction": 0.0,
+                  "n_train": 2500, "n_holdout": 2500, "n_audit": 0, "rows_file": "split.json"},
+        "report": {"rows": [{"measure": "M", "value": "-0.05", "limit": "<= 0.2",
+                             "meaning": "..."}],
+                   "trials_run": 12, "trials_feasible": 8, "trials_refused": 1, "figures": {}},
+        "versions": {"python": "3.11.7"}, "synthetic_file": "synthetic.csv",
+    } | copy.deepcopy(EVERY_RELEASE)
     m["constraints"] = {name: measures.constraint_record(name, margin, m["metrics"], m["config"])
                         for name, margin in (("m", -0.25208), ("copies", -0.0492),
                                              ("dcr", -0.018), ("cap.income", -0.037))}
@@ -79,8 +93,8 @@ def test_summary_says_m_the_ceiling_and_every_constraint_with_its_limit():
                  "cap_difference.income = 0.0130, must be <= 0.05 (cap_limit): passed",
                  "m = -0.0521, must be <= 0.2 (m_threshold): passed"):
         assert line in said, line
-    # no audit in the manifest: nothing is said about one
-    assert "audit" not in said.lower()
+    # a release that was not audited says so, and why, on its last line
+    assert lines[-1] == "Release audit: not audited: audit.enabled = false"
 
 
 def test_the_upper_decision_is_said_with_its_constraint():
@@ -94,7 +108,7 @@ def test_the_upper_decision_is_said_with_its_constraint():
     assert "m_ci_high = -0.0215, must be <= 0.2 (m_threshold): passed" in said
 
 
-def test_an_older_manifest_without_the_interval_shows_the_spread_by_its_name():
+def test_a_membership_without_the_interval_shows_the_spread_by_its_name():
     m = _manifest()
     for key in ("m_ci_low", "m_ci_high", "m_ci_level"):
         del m["membership"][key]
@@ -129,7 +143,10 @@ def test_too_few_members_keep_m_from_binding_whatever_the_ceiling():
 
 
 def test_partial_synthesis_says_what_m_does_not_measure():
-    said = _said(summary(_manifest(partial={"synthesized": ["income"]})))
+    partial = {"synthesized": ["income"], "kept": ["age"], "sets": 1, "files": ["set_1.csv"],
+               "conditioning": "each kept record's own values", "rejection_draws": 0,
+               "identification": None, "note": ""}
+    said = _said(summary(_manifest(partial=partial)))
     assert "Partial synthesis: every row carries its own record's kept values" in said
     assert "Partial synthesis" not in _said(summary(_manifest()))
 
@@ -137,22 +154,29 @@ def test_partial_synthesis_says_what_m_does_not_measure():
 @pytest.mark.parametrize(("audit", "line"), [
     ({"verdict": "refused", "summary": "TPR at 1 % FPR up to 0.09 > 0.05."},
      "Release audit: refused: TPR at 1 % FPR up to 0.09 > 0.05."),
-    ({"verdict": "not run"}, "Release audit: not run"),
+    ({"verdict": "not run", "summary": ""}, "Release audit: not run"),
     ({"verdict": "passed", "summary": "passed: no target caught."},
      "Release audit: passed: no target caught."),  # a verdict the sentence repeats, said once
 ])
 def test_the_audit_verdict_is_one_line_when_the_manifest_has_one(audit, line):
-    lines = summary(_manifest(audit=audit))
+    lines = summary(_manifest(audit=EVERY_RELEASE["audit"] | audit))
     assert lines[-1] == line
 
 
-def test_a_manifest_says_what_it_lacks_and_never_guesses():
+def test_a_manifest_that_lacks_a_key_is_refused_not_guessed_at():
     m = _manifest()
     del m["config"]
+    del m["report"]["trials_run"]
+    with pytest.raises(ValueError, match=r"not a whole release manifest: it lacks config, "
+                                         r"report.trials_run \(every release"):
+        summary(m)
+
+
+def test_a_release_without_a_copy_ceiling_says_so_and_the_limit_is_the_stored_one():
+    m = _manifest()
     del m["metrics"]["m_copy_ceiling"]
-    del m["report"]
     said = _said(summary(m))
-    assert "Copy ceiling: not in this manifest" in said and "Study:" not in said
+    assert "Copy ceiling: not computed for this release" in said
     # the limit is the one stored with the constraint, not the config's (issue 47 item 2)
     assert "copies_difference = 0.0008, must be <= 0.05 (copy_limit): passed" in said
     m["constraints"]["copies"]["limit"] = 0.04
@@ -180,24 +204,8 @@ def test_a_file_that_is_not_a_manifest_is_a_clear_error():
         summary({"trial": 3})
 
 
-def _report_manifest() -> dict:
-    m = _manifest() | EVERY_RELEASE
-    m |= {"created_utc": "2026-01-01T00:00:00+00:00", "synthetic_sha256": "ab" * 32,
-          "config_sha256": "cd" * 32, "randomness": {"secret": True, "note": "keyed"}, "threads": 1,
-          "device": "cpu", "params": {"max_depth": 4},
-          "data": {"fingerprint_sha256": "ef" * 32, "rows": 5000, "population_size": 48842,
-                   "population_note": "Adult"},
-          "split": {"n_train": 2500, "n_holdout": 2500, "n_audit": 0},
-          "report": {"rows": [{"measure": "M", "value": "-0.05", "limit": "<= 0.2",
-                               "meaning": "..."}],
-                     "trials_run": 12, "trials_feasible": 8, "trials_refused": 1,
-                     "figures": {}}}
-    m["membership"] |= {"expected_members": 134.9, "sampling_fraction": 0.0512}
-    return m
-
-
 def test_the_report_opens_with_the_same_lines(tmp_path):
-    m = _report_manifest()
+    m = _manifest()
     lines = summary(m)
     md_path, html_path = report.write(tmp_path, m)
     md = md_path.read_text()
