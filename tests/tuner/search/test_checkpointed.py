@@ -17,7 +17,7 @@ from tests.tuner.conftest import NO_AUDIT, write_config
 from tuner import config
 from tuner._common import attrs
 from tuner.release._export import export
-from tuner.search._checkpointed import WORST_LOSS, Checkpoints, checkpointed, checkpoints_of
+from tuner.search._checkpointed import Checkpoints, checkpointed, checkpoints_of
 from tuner.search._context import prepare
 from tuner.search._pruning import ByFamily
 from tuner.search._storage import pruner
@@ -112,11 +112,17 @@ def test_a_trial_whose_first_fit_is_too_long_to_audit_is_pruned(tmp_path):
     assert policy.stopped == "pruned at epoch 5"
 
 
-def test_nothing_feasible_reports_the_worst_loss_and_keeps_the_last(tmp_path):
-    policy, trial = _policy(tmp_path, epochs=5)
+def test_nothing_feasible_yet_reports_the_checkpoints_own_loss_and_keeps_the_last(tmp_path):
+    # an under-trained network fails a limit and meets it later: reported as the worst loss,
+    # such trials were pruned at their first checkpoint (issue 46's pruning benchmark)
+    policy, trial = _policy(tmp_path, epochs=45)
     policy(5, _ev(-0.40, False, 5))
-    assert trial.storage.get_trial(trial._trial_id).intermediate_values == {5: WORST_LOSS}
     assert policy.chosen().params == {"epochs": 5}
+    policy(15, _ev(-0.60, True, 15))
+    policy(45, _ev(-0.70, False, 45))  # once one is feasible, the best feasible is reported
+    assert trial.storage.get_trial(trial._trial_id).intermediate_values == {
+        5: -0.40, 15: -0.60, 45: -0.60}
+    assert policy.chosen().params == {"epochs": 15}
 
 
 def test_which_trials_are_checkpointed_and_at_what_epochs(tmp_path):
