@@ -21,7 +21,8 @@ before the split reaches any synthesiser:
   fewer than ``k`` training records, the protected level would itself single them out: they are
   then set missing where the column's missing values and they make ``k`` or more (local
   suppression, sdcMicro's ``localSuppression``), else merged with the least frequent category
-  held by ``k`` or more, so that no level of fewer than ``k`` people is left.
+  held by ``k`` or more (of equals, the first in the training records), so that no level of
+  fewer than ``k`` people is left.
 
 The thresholds are the training records' (the data the models see); the same coding is applied
 to the holdout and the audit set, so that every measure compares like with like. Booleans,
@@ -130,10 +131,9 @@ def _range_rule(column: str, values: pd.Series, k: int) -> ColumnRule | None:
 
 def _counts(values: pd.Series) -> tuple[pd.Series, int]:
     """Each category's count, most held first, and how many values are missing: the counts and
-    their order (ties included) of ``values.dropna().value_counts()``, which decides the least
-    frequent category below, from one hashing pass (``pd.factorize``; a categorical's own codes)
-    instead of ``dropna``'s copy and ``value_counts``' hashing (``tests/tuner/data/
-    test_protect.py`` checks the two agree)."""
+    their order (ties included) of ``values.dropna().value_counts()``, from one hashing pass
+    (``pd.factorize``; a categorical's own codes) instead of ``dropna``'s copy and
+    ``value_counts``' hashing (``tests/tuner/data/test_protect.py`` checks the two agree)."""
     if isinstance(values.dtype, pd.CategoricalDtype):  # value_counts lists them in this order
         codes, levels = values.cat.codes.to_numpy(), values.cat.categories
     else:  # first appearance, as value_counts' hashing lists them
@@ -154,8 +154,10 @@ def _category_rule(column: str, values: pd.Series, k: int) -> ColumnRule | None:
         if held + missing >= k:
             return ColumnRule(column, "categories", kept=frozenset(common.index), merged=rare,
                               to_missing=True)
-        if not common.empty:  # merged with the least frequent category held by k or more
-            least = common.sort_values(kind="stable").index[0]
+        if not common.empty:  # merged with the least frequent category held by k or more,
+            # of equals the first to appear in the training records (not an order a sort left)
+            lowest = common.index[common.to_numpy() == common.min()]
+            least = values[values.isin(lowest)].iloc[0]
             return ColumnRule(column, "categories", kept=frozenset(common.index) - {least},
                               merged=rare + 1)
     return ColumnRule(column, "categories", kept=frozenset(common.index), merged=rare)

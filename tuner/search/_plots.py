@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 from tuner._common.figures import figure
 
 
-def risk_utility(trials: pd.DataFrame, *, threshold: float = 0.2,
+def risk_utility(trials: pd.DataFrame, *, threshold: float,
                  title: str = "Risk-utility map (filled: all constraints met)",
                  front: tuple[int, ...] = (), released: int | None = None) -> Figure:
     """U against M for every completed trial, the M = threshold line, feasible trials filled.
