@@ -38,7 +38,7 @@ ARMS = {"full": {"checkpoints": False, "pruner": "none"},
 def run_arm(raw: dict[str, Any], arm: str, output: Path) -> dict[str, Any]:
     """One study of ``arm``; its counts and best feasible loss."""
     cfg = copy.deepcopy(raw)
-    # the job's time budget too: a checkpointed trial stops at its next checkpoint once the
+    # the job's time budget too: a checkpointed trial stops after the epoch under way once the
     # budget is spent (a full-fidelity one runs to its end, as the search before issue 46 did)
     cfg["study"] |= {**ARMS[arm], "name": f"{cfg['study']['name']}-{arm}",
                      "output": str(output), "budget_minutes": cfg["study"]["timeout"] / 60}

@@ -8,7 +8,7 @@ its time back: after every trial the audit of the first two candidates the relea
 shadow tables' size (:func:`tuner.release._audit_plan.estimate`, the formula the audit's own plan
 uses, each audit held to ``audit.max_minutes`` and a quarter of the budget: per target where
 that fits, else shared), and no trial starts once the job's time left is less than that reserve
-plus the longest trial so far; a neural trial past that point stops at its next checkpoint and
+plus the longest trial so far; a neural trial past that point stops after its epoch under way and
 keeps its best one. At release each audit runs under that same limit or the time left,
 whichever is less: a third candidate (two refused) may take the job past its budget by at most
 that limit.

@@ -298,12 +298,13 @@ def evaluate(cfg: Config, split: Split, name: str, params: dict[str, Any], *, se
 def evaluate_checkpoints(cfg: Config, split: Split, name: str, params: dict[str, Any], *,
                          seed: int, at: tuple[int, ...],
                          each: Callable[[int, Evaluation | UnusableSynthesis], None],
-                         threads: int = 1) -> int:
+                         threads: int = 1, due: Callable[[], bool] | None = None) -> int:
     """Fit the neural family ``name`` for ``at[-1]`` epochs and score its records after each
     epoch count of ``at`` (full synthesis; :func:`tuner.synthesis.synthesize_checkpoints`):
     ``each(epochs, evaluation)`` gets the :class:`Evaluation` a plain fit of that many epochs
     would get (its ``params["epochs"]`` the count), or the :class:`UnusableSynthesis` that
-    says why those records cannot be scored. Returns the checkpoints visited."""
+    says why those records cannot be scored; ``due``: once true, one checkpoint out of turn
+    (the job's time is up). Returns the checkpoints visited."""
 
     def scored(epochs: int, synthesis: Synthesis) -> None:
         try:
@@ -317,4 +318,4 @@ def evaluate_checkpoints(cfg: Config, split: Split, name: str, params: dict[str,
 
     return synthesize_checkpoints(name, params, split.train, seed=seed, at=at, each=scored,
                                   num_rows=cfg.study.sample_size, device=cfg.study.device,
-                                  threads=threads, domain=split.domain)
+                                  threads=threads, domain=split.domain, due=due)

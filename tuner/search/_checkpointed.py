@@ -110,8 +110,7 @@ class Checkpoints:
                                          "best of the trials that reached this epoch")
         if too_long:
             self._too_long(epochs, too_long)
-        if (self.stop_at is not None and time.monotonic() >= self.stop_at()
-                and epochs < self.trial_epochs()):
+        if self.time_is_up() and epochs < self.trial_epochs():
             self.stopped = f"stopped at epoch {epochs}: the job's time left is the audit's"
             raise StopTraining(self.stopped)
         if self.over >= self.cfg.study.patience and epochs < self.trial_epochs():
@@ -130,6 +129,12 @@ class Checkpoints:
             self.stopped = (f"stopped at epoch {epochs}: a fit this long could not be audited "
                             f"({why})")
             raise StopTraining(self.stopped)
+
+    def time_is_up(self) -> bool:
+        """Whether the job's budget needs the rest for the audit: training stops at the next
+        checkpoint, which the fit then makes at the end of the epoch under way
+        (:func:`tuner.synthesis.synthesize_checkpoints`' ``due``), not at the next rung."""
+        return self.stop_at is not None and time.monotonic() >= self.stop_at()
 
     def trial_epochs(self) -> int:
         return int(self.trial.params[f"{self.trial.params['synthesizer']}.epochs"])

@@ -164,7 +164,7 @@ class TrackedObjective:
                                  unauditable=too_long)
             scoring.evaluate_checkpoints(cfg, self.ctx.split, name, params, seed=seed,
                                          at=checkpoints_of(cfg, params), each=policy,
-                                         threads=self.threads)
+                                         threads=self.threads, due=policy.time_is_up)
             ev = policy.chosen()
             trial.set_user_attr(attrs.EPOCHS, int(ev.params["epochs"]))
             trial.set_user_attr(attrs.STOPPED, policy.stopped)

@@ -49,7 +49,7 @@ class JobClock(Protocol):
     """The job's time budget as one worker process keeps to it
     (:class:`tuner.release.JobBudget`): called after each of the process's trials (it stops the
     search when the release audit needs the rest), ``search_until`` the monotonic time after
-    which a neural trial stops at its next checkpoint, ``unauditable`` why a neural fit is too
+    which a neural trial stops after the epoch under way, ``unauditable`` why a neural fit is too
     long for its audit to fit in what each audit may take ("" where it is not)."""
 
     search_until: float

@@ -74,8 +74,9 @@ class _Epochs:
     kept apart from the training's."""
 
     def __init__(self, epochs: range, visit: Callable[[int, float], None],
-                 at: Sequence[int], started: float) -> None:
-        self.epochs, self.visit, self.at = epochs, visit, set(at)
+                 at: Sequence[int], started: float,
+                 due: Callable[[], bool] | None = None) -> None:
+        self.epochs, self.visit, self.at, self.due = epochs, visit, set(at), due
         self.outside = 0.0  # seconds spent in checkpoints, not in training
         self.started = started  # when the fit began (its transforms count as training)
 
@@ -87,7 +88,9 @@ class _Epochs:
 
     def _checkpoint(self, done: int) -> None:
         if done not in self.at:  # not a checkpoint (nor 0: no epoch is done yet)
-            return
+            if not (done and self.due is not None and self.due()):
+                return
+            self.due = None  # one checkpoint out of turn: the first epoch it is due after
         trained = time.perf_counter() - self.started - self.outside
         start = time.perf_counter()
         try:
@@ -169,12 +172,15 @@ def sample_now(synth: Any, num_rows: int, *, seed: int) -> pd.DataFrame:
 
 def checkpointed_fit(synth: Any, train: pd.DataFrame, *, seed: int, at: Sequence[int],
                      num_rows: int,
-                     each: Callable[[int, pd.DataFrame, float, float], None]) -> int:
+                     each: Callable[[int, pd.DataFrame, float, float], None],
+                     due: Callable[[], bool] | None = None) -> int:
     """Fit ``synth`` (an SDV neural synthesiser, built with the last of ``at`` as its epochs)
     on ``train`` inside :func:`tuner.synthesis._synthesizers.fitted`'s seeding, calling
     ``each(epochs_done, records, training_seconds, sampling_seconds)`` at every epoch count of
-    ``at``; return the
-    checkpoints visited. :class:`StopTraining` from ``each`` ends the fit there."""
+    ``at``, and once out of turn after the first epoch at whose end ``due()`` is true (the
+    job's time is up: the trial stops there rather than at its next rung, which may be
+    3 times as many epochs away); return the checkpoints visited. :class:`StopTraining` from
+    ``each`` ends the fit there."""
     seen: list[int] = []
 
     def visit(done: int, trained: float) -> None:
@@ -190,7 +196,7 @@ def checkpointed_fit(synth: Any, train: pd.DataFrame, *, seed: int, at: Sequence
             raise CallbackRaised(exc) from exc
 
     started = time.perf_counter()
-    with _epoch_hook(lambda epochs: _Epochs(epochs, visit, at, started)), \
+    with _epoch_hook(lambda epochs: _Epochs(epochs, visit, at, started, due)), \
             contextlib.suppress(StopTraining):
         synth.fit({TABLE: train})
     if not seen:

@@ -135,12 +135,14 @@ def synthesize_checkpoints(
     device: str = "cpu",
     threads: int = 1,
     domain: Codebook | None = None,
+    due: Callable[[], bool] | None = None,
 ) -> int:
     """:func:`synthesize` of a neural family looked at after each epoch count of ``at`` (its
-    last the fit's epochs): ``each(epochs, synthesis)`` gets the records a plain fit of that
-    many epochs gives (:mod:`tuner.synthesis._checkpoints`) and the training's seconds so far,
-    and may end training by raising :class:`~tuner.synthesis._checkpoints.StopTraining`; what
-    else it raises passes as it is. Returns the checkpoints visited."""
+    last the fit's epochs), and once after the first epoch at whose end ``due()`` is true:
+    ``each(epochs, synthesis)`` gets the records a plain fit of that many epochs gives
+    (:mod:`tuner.synthesis._checkpoints`) and the training's seconds so far, and may end
+    training by raising :class:`~tuner.synthesis._checkpoints.StopTraining`; what else it
+    raises passes as it is. Returns the checkpoints visited."""
     if not SYNTHESIZERS[name].has_epochs:
         raise ValueError(f"{name!r} does not train in epochs: it has no checkpoints")
 
@@ -155,7 +157,8 @@ def synthesize_checkpoints(
                           domain=domain)
             with seeded(seed, threads=threads), joblib.parallel_config(backend="sequential"):
                 return checkpointed_fit(synth, train, seed=seed, at=at,
-                                        num_rows=num_rows or len(train), each=visit)
+                                        num_rows=num_rows or len(train), each=visit,
+                                        due=due)
     except CallbackRaised as exc:
         raise exc.original from None
 
