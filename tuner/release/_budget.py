@@ -17,9 +17,10 @@ even the cheapest audit of those would not fit in what each audit may take, the 
 once (exit 2), naming ``budget_minutes`` and the time; those timed fits are also the floor of the
 reserve's estimates, and each candidate's re-creation and full scoring at release (about what
 its trial took) is kept back beside its audit. Each of the invocation's ``workers - 1`` helper
-processes keeps the same clock (:class:`HelperClock`: the job's start and the timed floors), so
-its trials stop, and its neural ones at their checkpoints, as the invocation's do; workers
-started apart (other invocations, other hosts) stop starting trials at their own budget's end.
+processes keeps the same clock (:class:`HelperClock`: the job's start and the timed floors, the
+longest trial being the study's), so its trials stop, and its neural ones after their epoch
+under way, as the invocation's do; workers started apart (other invocations, other hosts) stop
+starting trials at their own budget's end.
 """
 
 from __future__ import annotations
@@ -140,11 +141,15 @@ class JobBudget:
     ctx: Context
     seconds: float
     started: float = dataclasses.field(default_factory=time.monotonic)
-    search_until: float = math.inf  # monotonic time after which no trial starts or goes on
+    search_until: float = math.nan  # monotonic time after which no trial starts or goes on
     longest_trial: float = 0.0
     said: bool = False
     # each family's quickest shadow fit (check_fits): what no audit's fits fall below
     pilot_floor: dict[str, float] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if math.isnan(self.search_until):  # before any trial ends: the budget's end
+            self.search_until = self.started + self.seconds
 
     def left(self) -> float:
         return self.seconds - (time.monotonic() - self.started)
@@ -192,7 +197,10 @@ class JobBudget:
 
     def __call__(self, study: optuna.Study, trial: FrozenTrial) -> None:
         """Optuna callback after each trial: stop the search when the audit needs the rest."""
-        self.longest_trial = max(self.longest_trial, _took(trial))
+        # the study's longest trial, whichever worker ran it (helpers keep the same clock)
+        self.longest_trial = max([self.longest_trial, _took(trial), *(
+            _took(t) for t in study.get_trials(deepcopy=False, states=(
+                optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)))])
         keep = self.reserve(study)
         self.search_until = self.started + self.seconds - keep - self.longest_trial
         if time.monotonic() >= self.search_until:

@@ -166,10 +166,9 @@ def _record_release(ctx: Context, study: optuna.Study, best: optuna.trial.Frozen
             tracker.log_folder(run_id, out, "release")
             where["mlflow_artifacts"] = f"runs:/{run_id}/release"
         tracker.mark_released(run_id)
-        audited = read_manifest(out / "manifest.json").get("audit")
-        if audited:
-            tracker.log(run_id, metrics=audit_metrics(dict(audited)),
-                        tags={"audit_verdict": audited["verdict"]})
+        audited = read_manifest(out / "manifest.json")["audit"]
+        tracker.log(run_id, metrics=audit_metrics(dict(audited)),
+                    tags={"audit_verdict": audited["verdict"]})
         where["mlflow_run"] = run_id
     study.set_user_attr(WHERE_ATTR, where)
     study.set_user_attr(RELEASED_ATTR, best.number)
@@ -189,7 +188,7 @@ def _withdraw_refused(ctx: Context, study: optuna.Study, folder: Path) -> None:
         manifest_file = place / "manifest.json"
         if not manifest_file.exists():
             continue
-        trial = read_manifest(manifest_file)["trial"]
+        trial = read_manifest(manifest_file, whole=False)["trial"]  # a hand-edited one too
         if trial not in refused:
             continue
         aside = place.with_name(f"{place.name}.withdrawn-trial-{trial}")

@@ -238,9 +238,8 @@ READ_NEEDS = ("study", "trial", "synthesizer")  # what every reader needs of a m
 def _lacking(content: Mapping[str, Any], shape: Any, where: str = "") -> list[str]:
     """The keys of TypedDict ``shape`` that ``content`` lacks or holds as no object where one
     is due, dotted (``gate.note``), nested ones and ``dict[str, TypedDict]`` included."""
-    hints = get_type_hints(shape)
-    out = []
-    for key, kind in hints.items():
+    out: list[str] = []
+    for key, kind in get_type_hints(shape).items():
         if key not in content:
             out += [f"{where}{key}"] if key in shape.__required_keys__ else []
             continue
@@ -257,7 +256,7 @@ def _lacking(content: Mapping[str, Any], shape: Any, where: str = "") -> list[st
     return out
 
 
-def checked(content: object, where: str = "") -> Manifest:
+def checked(content: object, where: str = "", *, whole: bool = True) -> Manifest:
     """``content`` as a :class:`Manifest`, or an :class:`InputError` (``where``: the file)
     when it is not a JSON object, lacks what every reader needs (:data:`READ_NEEDS`), or lacks
     any key :class:`Manifest` requires (every release this version makes has them all: 0.1.0
@@ -270,20 +269,21 @@ def checked(content: object, where: str = "") -> Manifest:
         if key not in content:
             raise InputError(f"{said}not a release manifest: it has no {key!r} (keys: "
                              f"{sorted(content)})")
-    if lacking := _lacking(content, Manifest):
+    if whole and (lacking := _lacking(content, Manifest)):
         raise InputError(f"{said}not a whole release manifest: it lacks {', '.join(lacking[:8])}"
                          + (f" and {len(lacking) - 8} more" if len(lacking) > 8 else "")
                          + " (every release of this version holds them: was it edited?)")
     return cast(Manifest, content)
 
 
-def read_manifest(path: Path) -> Manifest:
-    """``manifest.json`` at ``path``; an :class:`InputError` naming it when it is not one."""
+def read_manifest(path: Path, *, whole: bool = True) -> Manifest:
+    """``manifest.json`` at ``path``, an :class:`InputError` naming it when it is not one
+    (:func:`checked`; ``whole=False``: only :data:`READ_NEEDS`)."""
     try:
         content = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"{path}: not a release manifest: not JSON ({exc})") from exc
-    return checked(content, str(path))
+    return checked(content, str(path), whole=whole)
 
 
 def versions() -> dict[str, str]:

@@ -88,6 +88,9 @@ class Checkpoints:
         if isinstance(ev, UnusableSynthesis):  # not a candidate; later epochs may be usable
             self.unusable = ev
             self.curve.append({"epochs": epochs, "unusable": str(ev)[:300]})
+            if self.time_is_up() and epochs < self.trial_epochs():  # no later epochs then
+                self.stopped = f"stopped at epoch {epochs}: the job's time left is the audit's"
+                raise StopTraining(self.stopped)
             return
         self.last = ev
         too_long = self.unauditable(ev.fit_seconds + ev.sample_seconds) if self.unauditable else ""
@@ -105,6 +108,7 @@ class Checkpoints:
         if self.cfg.study.mode == "single" and self.cfg.study.pruner != "none":
             self.trial.report((self.best or ev).loss.loss, step=epochs)
             if self.trial.should_prune():
+                self._constraints_of(self.best or ev)
                 self.stopped = f"pruned at epoch {epochs}"
                 raise optuna.TrialPruned(f"{self.stopped}: its loss so far was not among the "
                                          "best of the trials that reached this epoch")
@@ -123,12 +127,20 @@ class Checkpoints:
         (its best checkpoint before this one is its candidate)."""
         if self.best is None:
             self.stopped = f"pruned at epoch {epochs}"
+            self._constraints_of(self.last)
             raise optuna.TrialPruned(f"{self.stopped}: no checkpoint met every limit with a fit "
                                      f"short enough to audit ({why})")
         if epochs < self.trial_epochs():
             self.stopped = (f"stopped at epoch {epochs}: a fit this long could not be audited "
                             f"({why})")
             raise StopTraining(self.stopped)
+
+    def _constraints_of(self, ev: Evaluation | None) -> None:
+        """A trial about to be pruned carries the constraints of the checkpoint it reported, so
+        that TPE ranks one pruned over a limit among the infeasible trials (Optuna's
+        ``_split_trials``), not as a feasible trial with that loss."""
+        for key, value in ({} if ev is None else ev.constraints).items():
+            self.trial.set_constraint(key, value)
 
     def time_is_up(self) -> bool:
         """Whether the job's budget needs the rest for the audit: training stops at the next

@@ -47,7 +47,8 @@ def is_pareto(study: optuna.Study) -> bool:
 def loss_of(trial: FrozenTrial) -> float:
     """The trial's risk-utility loss: its objective value, or (Pareto mode) its logged metric;
     a pruned trial's is its best feasible checkpoint's, if it had one (Optuna gives a pruned
-    trial its last reported value, 0, the worst, where no checkpoint was feasible)."""
+    trial its last reported value, the loss of an infeasible checkpoint where none was
+    feasible)."""
     if trial.state == TrialState.PRUNED:
         feasible = [p["loss"] for p in trial.user_attrs.get(attrs.CURVE, []) if p.get("feasible")]
         return min(feasible) if feasible else math.nan

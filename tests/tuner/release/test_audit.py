@@ -500,7 +500,7 @@ def test_shadow_tables_sample_the_releases_ratio_of_synthetic_records():
         assert _sample_ratio(ctx) == ratio  # type: ignore[arg-type]
 
 
-def test_mlflow_gets_the_release_count_and_an_old_manifest_still_reads():
+def test_mlflow_gets_the_release_count_and_an_audit_without_signals_reads():
     from tuner.release._audit import metrics
     from tuner.release._report_audit import persons_said
 
@@ -511,7 +511,7 @@ def test_mlflow_gets_the_release_count_and_an_old_manifest_still_reads():
     assert metrics({"membership": mem, "audit_set": {}})["audit.release_members_called"] == 2.0
     said = persons_said(mem)
     assert "3 with a signal not shown beyond it" in said and "release itself 2 of them" in said
-    # a manifest from before the size part: no signal counted, no release scored
+    # an audit entry without the size part's figures: no signal counted, no release scored
     old = {"persons": {"tested": 40, "flagged": 1, "alpha": 0.05}}
     assert persons_said(old).endswith("beyond audit.tpr_limit (family-wise level 5%, Holm)")
     assert "audit.release_members_called" not in metrics({"audit_set": {}, "membership": mem | {

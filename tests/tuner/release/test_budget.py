@@ -197,8 +197,14 @@ def test_helper_workers_keep_the_jobs_clock(tmp_path, monkeypatch):
     trial.datetime_start = datetime.datetime(2026, 1, 1)
     trial.datetime_complete = trial.datetime_start + datetime.timedelta(seconds=9)
     study.add_trial(trial)
+    # before any trial ends, the budget's end: a first neural trial stops there too
+    assert helper.search_until == budget.search_until == budget.started + 400.0
     budget(study, study.trials[0])
-    helper(study, study.trials[0])
+    short = optuna.trial.create_trial(
+        params={"synthesizer": "cart"},
+        distributions={"synthesizer": optuna.distributions.CategoricalDistribution(["cart"])},
+        value=0.2, constraints={"m": -0.1}, user_attrs={attrs.METRICS: {"fit_seconds": 0.1}})
+    helper(study, short)  # the helper's own trial was short; the study's longest counts
     assert budget.search_until < budget.started + 400.0 - 9.0
     assert helper.search_until == pytest.approx(budget.search_until)
     assert helper.said  # the invocation alone says the search stopped for the audit

@@ -111,7 +111,7 @@ def test_every_key_a_manifest_lacks_is_named_to_its_depth():
 
 
 # mypy checks ``m["key"]`` against the TypedDict but not ``m.get("key")`` (it accepts any string
-# there), and the readers take keys older manifests may lack with ``.get``: this reads the
+# there), and the readers take the keys some releases lack with ``.get``: this reads the
 # readers' source and checks every literal key they take from a value typed as one of the
 # manifest's TypedDicts, by subscript, ``.get``, ``in`` or ``not in``. A value is typed when it
 # is a parameter annotated so, ``read_manifest(...)``, a key of a typed value (chained, or bound

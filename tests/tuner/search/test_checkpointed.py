@@ -38,7 +38,7 @@ def _ev(loss, feasible, epochs):
     return types.SimpleNamespace(loss=types.SimpleNamespace(loss=loss), feasible=feasible,
                                  utility=-loss, membership=types.SimpleNamespace(m=0.1),
                                  fit_seconds=float(epochs), sample_seconds=0.0,
-                                 params={"epochs": epochs})
+                                 params={"epochs": epochs}, constraints={})
 
 
 def _policy(tmp_path, epochs=45, **study):
@@ -65,6 +65,31 @@ def test_the_candidate_is_the_best_feasible_checkpoint_not_the_last(tmp_path):
     assert [step for step, _ in policy.tracker.logged] == [5, 15, 45]
 
 
+class _Always(optuna.pruners.BasePruner):
+    def prune(self, study, trial):
+        return True
+
+
+def test_a_pruned_trial_carries_the_constraints_of_the_checkpoint_it_reported(tmp_path):
+    # else TPE reads a trial pruned over a limit as a feasible one with that loss
+    policy, trial = _policy(tmp_path)
+    trial.study.pruner = _Always()
+    over = _ev(-0.40, False, 5)
+    over.constraints = {"copies": 0.2, "m": -0.1}
+    with pytest.raises(optuna.TrialPruned):
+        policy(5, over)
+    assert trial.storage.get_trial(trial._trial_id).constraints == {"copies": 0.2, "m": -0.1}
+
+
+def test_unusable_records_when_the_time_is_up_stop_training_there(tmp_path):
+    from tuner.scoring import UnusableSynthesis
+
+    policy, trial = _policy(tmp_path, epochs=135)
+    policy.stop_at = lambda: 0.0
+    with pytest.raises(StopTraining, match="the job's time left is the audit's"):
+        policy(7, UnusableSynthesis("the gate removed every record"))
+
+
 def test_training_stops_after_patience_checkpoints_over_a_limit(tmp_path):
     policy, trial = _policy(tmp_path, epochs=300)
     policy(5, _ev(-0.40, False, 5))
@@ -76,7 +101,7 @@ def test_training_stops_after_patience_checkpoints_over_a_limit(tmp_path):
     assert policy.stopped.startswith("stopped at epoch 135")
 
 
-def test_a_spent_time_budget_stops_training_at_the_next_checkpoint(tmp_path):
+def test_a_spent_time_budget_stops_training_at_the_checkpoint_it_makes(tmp_path):
     policy, trial = _policy(tmp_path, epochs=45)
     policy.stop_at = lambda: 0.0  # the search's end has passed
     with pytest.raises(StopTraining, match="the job's time left is the audit's"):
