@@ -142,15 +142,15 @@ class JobBudget:
     ctx: Context
     seconds: float
     started: float = dataclasses.field(default_factory=time.monotonic)
-    search_until: float = math.nan  # monotonic time after which no trial starts or goes on
+    # monotonic time after which no trial starts or goes on: the budget's end until one ends
+    search_until: float = dataclasses.field(init=False)
     longest_trial: float = 0.0
     said: bool = False
     # each family's quickest shadow fit (check_fits): what no audit's fits fall below
     pilot_floor: dict[str, float] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if math.isnan(self.search_until):  # before any trial ends: the budget's end
-            self.search_until = self.started + self.seconds
+        self.search_until = self.started + self.seconds
 
     def left(self) -> float:
         return self.seconds - (time.monotonic() - self.started)
@@ -200,7 +200,7 @@ class JobBudget:
         """Optuna callback after each trial: stop the search when the audit needs the rest."""
         # the study's longest run past a stop, whichever worker ran it (helpers keep the same
         # clock): a full-fidelity trial's whole time, a checkpointed one's epoch and scoring
-        self.longest_trial = max([self.longest_trial, _overrun(trial), *(
+        self.longest_trial = max([self.longest_trial, *(
             _overrun(t) for t in study.get_trials(deepcopy=False, states=(
                 optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)))])
         keep = self.reserve(study)

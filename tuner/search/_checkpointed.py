@@ -88,9 +88,7 @@ class Checkpoints:
         if isinstance(ev, UnusableSynthesis):  # not a candidate; later epochs may be usable
             self.unusable = ev
             self.curve.append({"epochs": epochs, "unusable": str(ev)[:300]})
-            if self.time_is_up() and epochs < self.trial_epochs():  # no later epochs then
-                self.stopped = f"stopped at epoch {epochs}: the job's time left is the audit's"
-                raise StopTraining(self.stopped)
+            self._stop_if_time_is_up(epochs)  # no later epochs then
             return
         self.last = ev
         too_long = self.unauditable(ev.fit_seconds + ev.sample_seconds) if self.unauditable else ""
@@ -114,9 +112,7 @@ class Checkpoints:
                                          "best of the trials that reached this epoch")
         if too_long:
             self._too_long(epochs, too_long)
-        if self.time_is_up() and epochs < self.trial_epochs():
-            self.stopped = f"stopped at epoch {epochs}: the job's time left is the audit's"
-            raise StopTraining(self.stopped)
+        self._stop_if_time_is_up(epochs)
         if self.over >= self.cfg.study.patience and epochs < self.trial_epochs():
             self.stopped = (f"stopped at epoch {epochs}: {self.over} checkpoint(s) in a row "
                             "over a risk limit")
@@ -141,6 +137,11 @@ class Checkpoints:
         ``_split_trials``), not as a feasible trial with that loss."""
         for key, value in ({} if ev is None else ev.constraints).items():
             self.trial.set_constraint(key, value)
+
+    def _stop_if_time_is_up(self, epochs: int) -> None:
+        if self.time_is_up() and epochs < self.trial_epochs():
+            self.stopped = f"stopped at epoch {epochs}: the job's time left is the audit's"
+            raise StopTraining(self.stopped)
 
     def time_is_up(self) -> bool:
         """Whether the job's budget needs the rest for the audit: training stops at the next
