@@ -130,16 +130,17 @@ def _range_rule(column: str, values: pd.Series, k: int) -> ColumnRule | None:
 
 
 def _counts(values: pd.Series) -> tuple[pd.Series, int]:
-    """Each category's count, most held first, and how many values are missing: the counts and
-    their order (ties included) of ``values.dropna().value_counts()``, from one hashing pass
+    """Each category's count (those nobody holds left out, in no particular order) and how many
+    values are missing: the counts of ``values.dropna().value_counts()``, from one hashing pass
     (``pd.factorize``; a categorical's own codes) instead of ``dropna``'s copy and
-    ``value_counts``' hashing (``tests/tuner/data/test_protect.py`` checks the two agree)."""
-    if isinstance(values.dtype, pd.CategoricalDtype):  # value_counts lists them in this order
+    ``value_counts``' hashing and sort (``tests/tuner/data/test_protect.py`` checks the two
+    agree). No rule reads their order: of equally rare categories the one merged is the first
+    in the training records."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
         codes, levels = values.cat.codes.to_numpy(), values.cat.categories
-    else:  # first appearance, as value_counts' hashing lists them
+    else:
         codes, levels = pd.factorize(values)  # missing values coded -1
     counts = pd.Series(np.bincount(codes[codes >= 0], minlength=len(levels)), index=levels)
-    counts = counts.sort_values(ascending=False)  # value_counts' own sort, ties as it leaves them
     return counts[counts > 0], int((codes < 0).sum())  # a categorical lists levels nobody holds
 
 

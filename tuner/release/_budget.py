@@ -14,14 +14,15 @@ and keeps its best one. At release each audit runs under that same limit or the 
 whichever is less: a third candidate (two refused) may take the job past its budget by at most
 that limit.
 Before the first trial one fit of every searched family at its quickest settings is timed: when
-even the cheapest audit of those would not fit in what each audit may take, the job is refused at
-once (exit 2), naming ``budget_minutes`` and the time; those timed fits are also the floor of the
-reserve's estimates, and each candidate's re-creation and full scoring at release (about what
-its trial took) is kept back beside its audit. Each of the invocation's ``workers - 1`` helper
-processes keeps the same clock (:class:`HelperClock`: the job's start and the timed floors, the
-longest overrun being the study's), so its trials stop, and its neural ones after their epoch
-under way, as the invocation's do; workers started apart (other invocations, other hosts) stop
-starting trials at their own budget's end.
+even the cheapest audit of those would not fit in what each audit may take, the job is refused
+at once (exit 2), naming ``budget_minutes`` and the time; those timed fits are also the floor of
+the reserve's estimates, and each candidate's re-creation and full scoring at release (about
+what its trial took, or for a checkpointed trial its candidate checkpoint's fit and one scoring)
+is kept back beside its audit; without an audit, the best candidate's re-creation alone. Each of
+the invocation's ``workers - 1`` helper processes keeps the same clock (:class:`HelperClock`:
+the job's start and the timed floors, the longest overrun being the study's), so its trials
+stop, and its neural ones after their epoch under way, as the invocation's do; workers started
+apart (other invocations, other hosts) stop starting trials at their own budget's end.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from tuner._common import attrs
 from tuner._common.seeding import SeedPath
 from tuner.config import ConfigError
 from tuner.release._audit_plan import _family, _minutes, _size, estimate, plan
-from tuner.release._candidates import audit_order
+from tuner.release._candidates import audit_order, next_candidate
 from tuner.search import Context
 from tuner.synthesis import narrow
 
@@ -159,15 +160,18 @@ class JobBudget:
         """Seconds kept back for the best two feasible candidates whose audit fits in
         :meth:`per_audit` (those the release would audit: the best, and the next one a refusal
         of the best would audit): each one's audit, and its re-creation and full scoring on the
-        sealed audit set, about what its trial took; none without an audit."""
+        sealed audit set (:func:`_recreation`). Without an audit, the re-creation of the one
+        candidate the release takes (the pruning benchmark's studies, audit off, ended 50 to
+        75 s past their 480 s re-creating their best trial: issue 46)."""
         if not self.ctx.cfg.audit.enabled or self.ctx.cfg.study.synthesize:
-            return 0.0
+            best = next_candidate(self.ctx, study)
+            return 0.0 if best is None else _recreation(best)
         # in the order the release takes them, each refused in turn (another family first),
         # never a trial refused before nor one no safer than a refused one
         ranked = audit_order(self.ctx, study, self.ctx.cfg.audit.attempts)
         costs = (audit_seconds(self.ctx, t, limit=self.per_audit(),
                                floor=self.pilot_floor.get(str(t.params.get("synthesizer")), 0.0))
-                 + _took(t) for t in ranked)
+                 + _recreation(t) for t in ranked)
         return sum([c for c in costs if math.isfinite(c)][:2])
 
     def unauditable(self, name: str, seconds: float, *, threads: int) -> str:
@@ -207,9 +211,11 @@ class JobBudget:
         self.search_until = self.started + self.seconds - keep - self.longest_trial
         if time.monotonic() >= self.search_until:
             if not self.said:
+                audited = self.ctx.cfg.audit.enabled and not self.ctx.cfg.study.synthesize
                 print(f"budget: {max(0.0, self.left()) / 60:.1f} min left, about "
-                      f"{_minutes(keep)} kept for the release audit of the best candidates: "
-                      "no more trials", flush=True)
+                      f"{_minutes(keep)} kept for the release "
+                      f"{'audit of the best candidates' if audited else 'of the best candidate'}"
+                      ": no more trials", flush=True)
                 self.said = True
             study.stop()
 
@@ -229,7 +235,26 @@ def _overrun(trial: FrozenTrial) -> float:
     if not scored:
         return took
     trained, epochs = float(scored[-1]["fit_seconds"]), max(1, int(scored[-1]["epochs"]))
-    return trained / epochs + max(0.0, took - trained) / len(curve)
+    return trained / epochs + _scoring(took, scored[-1], len(curve))
+
+
+def _recreation(trial: FrozenTrial) -> float:
+    """Seconds the release takes to re-create ``trial``'s candidate and score it: a
+    full-fidelity trial's whole time; for one scored at checkpoints, the fit and sampling of its
+    candidate checkpoint (a plain fit of that many epochs) and a checkpoint's scoring, not the
+    epochs it trained past it."""
+    took, curve = _took(trial), trial.user_attrs.get(attrs.CURVE) or []
+    scored = [p for p in curve if "fit_seconds" in p]
+    if not scored:
+        return took
+    metrics = trial.user_attrs.get(attrs.METRICS, {})
+    fit = float(metrics.get("fit_seconds", 0.0)) + float(metrics.get("sample_seconds", 0.0))
+    return min(took, fit + _scoring(took, scored[-1], len(curve)))
+
+
+def _scoring(took: float, last: dict[str, Any], checkpoints: int) -> float:
+    """A checkpoint's scoring: what a trial spent outside training, over its checkpoints."""
+    return max(0.0, took - float(last["fit_seconds"])) / checkpoints
 
 
 def _took(trial: FrozenTrial) -> float:

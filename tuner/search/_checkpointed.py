@@ -140,7 +140,7 @@ class Checkpoints:
 
     def _stop_if_time_is_up(self, epochs: int) -> None:
         if self.time_is_up() and epochs < self.trial_epochs():
-            self.stopped = f"stopped at epoch {epochs}: the job's time left is the audit's"
+            self.stopped = f"stopped at epoch {epochs}: the job's time left is the release's"
             raise StopTraining(self.stopped)
 
     def time_is_up(self) -> bool:

@@ -104,6 +104,44 @@ def test_the_reserve_keeps_each_candidates_audit_and_its_own_trial_time(tmp_path
     assert budget.reserve(study) == pytest.approx(2 * audit + 4.0 + 7.0)
 
 
+def test_without_an_audit_the_reserve_keeps_the_best_candidates_re_creation(tmp_path):
+    # the pruning benchmark's studies (audit off) kept nothing back and ended 50 to 75 s past
+    # their 480 s budget re-creating their best trial (issue 46)
+    import datetime
+
+    ctx = prepare(config.load(write_config(tmp_path, synthesizers=("tvae",))))
+    unaudited = dataclasses.replace(ctx, cfg=dataclasses.replace(
+        ctx.cfg, audit=dataclasses.replace(ctx.cfg.audit, enabled=False)))
+    study = optuna.create_study()
+    budget = JobBudget(unaudited, 3600.0)
+    assert budget.reserve(study) == 0.0  # nothing to release yet
+    # checkpoints at 5, 15, 45 and 120 epochs: 60 s of training, 20 s of scoring outside it
+    curve = [{"epochs": e, "fit_seconds": f} for e, f in ((5, 3.0), (15, 8.0), (45, 25.0),
+                                                          (120, 60.0))]
+    start = datetime.datetime(2026, 1, 1)
+    for loss, fit in [(-0.8, 8.0), (-0.5, 60.0)]:  # the best's candidate: epoch 15
+        trial = optuna.trial.create_trial(
+            params={"synthesizer": "tvae"},
+            distributions={"synthesizer": optuna.distributions.CategoricalDistribution(
+                ["tvae"])}, value=loss, constraints={"m": -0.1},
+            user_attrs={attrs.METRICS: {"fit_seconds": fit, "sample_seconds": 1.0},
+                        attrs.CURVE: curve})
+        trial.datetime_start = start
+        trial.datetime_complete = start + datetime.timedelta(seconds=80.0)
+        study.add_trial(trial)
+    # the best's checkpoint re-created (8 s fit, 1 s sampling) and scored (20 s / 4), once
+    assert budget.reserve(study) == pytest.approx(8.0 + 1.0 + 5.0)
+    # a full-fidelity trial is re-created at its whole time
+    whole = optuna.trial.create_trial(
+        params={"synthesizer": "tvae"},
+        distributions={"synthesizer": optuna.distributions.CategoricalDistribution(["tvae"])},
+        value=-0.9, constraints={"m": -0.1}, user_attrs={attrs.METRICS: {"fit_seconds": 30.0}})
+    whole.datetime_start = start
+    whole.datetime_complete = start + datetime.timedelta(seconds=42.0)
+    study.add_trial(whole)
+    assert budget.reserve(study) == pytest.approx(42.0)
+
+
 def test_a_fit_too_long_for_what_each_audit_may_take_is_said_unauditable(tmp_path):
     # issue 46's third acceptance run: the best CTGAN and TVAE trials would each have taken
     # about 30 min to audit where the budget gave each audit 5, and nothing was released

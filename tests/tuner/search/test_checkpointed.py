@@ -86,7 +86,7 @@ def test_unusable_records_when_the_time_is_up_stop_training_there(tmp_path):
 
     policy, trial = _policy(tmp_path, epochs=135)
     policy.stop_at = lambda: 0.0
-    with pytest.raises(StopTraining, match="the job's time left is the audit's"):
+    with pytest.raises(StopTraining, match="the job's time left is the release's"):
         policy(7, UnusableSynthesis("the gate removed every record"))
 
 
@@ -104,7 +104,7 @@ def test_training_stops_after_patience_checkpoints_over_a_limit(tmp_path):
 def test_a_spent_time_budget_stops_training_at_the_checkpoint_it_makes(tmp_path):
     policy, trial = _policy(tmp_path, epochs=45)
     policy.stop_at = lambda: 0.0  # the search's end has passed
-    with pytest.raises(StopTraining, match="the job's time left is the audit's"):
+    with pytest.raises(StopTraining, match="the job's time left is the release's"):
         policy(5, _ev(-0.40, True, 5))
     assert policy.chosen().params == {"epochs": 5}
     policy(45, _ev(-0.50, True, 45))  # the last epoch: nothing left to stop
