@@ -60,6 +60,11 @@ def quickest(ctx: Context, name: str) -> dict[str, Any]:
     return out
 
 
+def _audited(ctx: Context) -> bool:
+    """Whether the release runs the membership audit (never under partial synthesis)."""
+    return ctx.cfg.audit.enabled and not ctx.cfg.study.synthesize
+
+
 def _designs(ctx: Context) -> tuple[str, ...]:
     a = ctx.cfg.audit
     return ("per_target", "shared") if a.design == "auto" else (a.design,)
@@ -72,7 +77,7 @@ def check_fits(ctx: Context, *, limit: float) -> dict[str, float]:
     tables' size is quicker, so the reserve's estimates never fall below it (a fit's fixed
     costs do not shrink with the table, as the trials' scaled fit times would have them)."""
     budget = ctx.cfg.study.budget_minutes
-    if budget is None or not ctx.cfg.audit.enabled or ctx.cfg.study.synthesize:
+    if budget is None or not _audited(ctx):
         return {}
     start = time.perf_counter()
     cheapest = math.inf
@@ -163,7 +168,7 @@ class JobBudget:
         sealed audit set (:func:`_recreation`). Without an audit, the re-creation of the one
         candidate the release takes (the pruning benchmark's studies, audit off, ended 50 to
         75 s past their 480 s re-creating their best trial: issue 46)."""
-        if not self.ctx.cfg.audit.enabled or self.ctx.cfg.study.synthesize:
+        if not _audited(self.ctx):
             best = next_candidate(self.ctx, study)
             return 0.0 if best is None else _recreation(best)
         # in the order the release takes them, each refused in turn (another family first),
@@ -178,7 +183,7 @@ class JobBudget:
         """Why a fit of ``name`` taking ``seconds`` on the training records with ``threads``
         threads could not be audited in :meth:`per_audit` ("" where it could): a neural trial
         stops training there (:mod:`tuner.search._checkpointed`). Always "" without an audit."""
-        if not self.ctx.cfg.audit.enabled or self.ctx.cfg.study.synthesize:
+        if not _audited(self.ctx):
             return ""
         pilot = shadow_fit(self.ctx, seconds, threads=threads,
                            floor=self.pilot_floor.get(name, 0.0))
@@ -211,11 +216,10 @@ class JobBudget:
         self.search_until = self.started + self.seconds - keep - self.longest_trial
         if time.monotonic() >= self.search_until:
             if not self.said:
-                audited = self.ctx.cfg.audit.enabled and not self.ctx.cfg.study.synthesize
+                what = ("audit of the best candidates" if _audited(self.ctx)
+                        else "of the best candidate")
                 print(f"budget: {max(0.0, self.left()) / 60:.1f} min left, about "
-                      f"{_minutes(keep)} kept for the release "
-                      f"{'audit of the best candidates' if audited else 'of the best candidate'}"
-                      ": no more trials", flush=True)
+                      f"{_minutes(keep)} kept for the release {what}: no more trials", flush=True)
                 self.said = True
             study.stop()
 
@@ -230,12 +234,10 @@ def _overrun(trial: FrozenTrial) -> float:
     epoch and a checkpoint's scoring, for it stops after the epoch under way
     (:meth:`tuner.search._checkpointed.Checkpoints.time_is_up`). Holding a whole neural trial
     back left 0.7 to 2.4 of the pruning benchmark's 8 minutes unused (issue 46)."""
-    took, curve = _took(trial), trial.user_attrs.get(attrs.CURVE) or []
-    scored = [p for p in curve if "fit_seconds" in p]
-    if not scored:
+    took, last, scoring = _checkpointed(trial)
+    if last is None:
         return took
-    trained, epochs = float(scored[-1]["fit_seconds"]), max(1, int(scored[-1]["epochs"]))
-    return trained / epochs + _scoring(took, scored[-1], len(curve))
+    return float(last["fit_seconds"]) / max(1, int(last["epochs"])) + scoring
 
 
 def _recreation(trial: FrozenTrial) -> float:
@@ -243,18 +245,23 @@ def _recreation(trial: FrozenTrial) -> float:
     full-fidelity trial's whole time; for one scored at checkpoints, the fit and sampling of its
     candidate checkpoint (a plain fit of that many epochs) and a checkpoint's scoring, not the
     epochs it trained past it."""
-    took, curve = _took(trial), trial.user_attrs.get(attrs.CURVE) or []
-    scored = [p for p in curve if "fit_seconds" in p]
-    if not scored:
+    took, last, scoring = _checkpointed(trial)
+    if last is None:
         return took
     metrics = trial.user_attrs.get(attrs.METRICS, {})
     fit = float(metrics.get("fit_seconds", 0.0)) + float(metrics.get("sample_seconds", 0.0))
-    return min(took, fit + _scoring(took, scored[-1], len(curve)))
+    return min(took, fit + scoring)
 
 
-def _scoring(took: float, last: dict[str, Any], checkpoints: int) -> float:
-    """A checkpoint's scoring: what a trial spent outside training, over its checkpoints."""
-    return max(0.0, took - float(last["fit_seconds"])) / checkpoints
+def _checkpointed(trial: FrozenTrial) -> tuple[float, dict[str, Any] | None, float]:
+    """A finished trial's seconds, its last scored checkpoint (None: a full-fidelity trial, or
+    none scored) and a checkpoint's scoring: what it spent outside training, over its
+    checkpoints."""
+    took, curve = _took(trial), trial.user_attrs.get(attrs.CURVE) or []
+    scored = [p for p in curve if "fit_seconds" in p]
+    if not scored:
+        return took, None, 0.0
+    return took, scored[-1], max(0.0, took - float(scored[-1]["fit_seconds"])) / len(curve)
 
 
 def _took(trial: FrozenTrial) -> float:

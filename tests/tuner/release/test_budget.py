@@ -104,7 +104,7 @@ def test_the_reserve_keeps_each_candidates_audit_and_its_own_trial_time(tmp_path
     assert budget.reserve(study) == pytest.approx(2 * audit + 4.0 + 7.0)
 
 
-def test_without_an_audit_the_reserve_keeps_the_best_candidates_re_creation(tmp_path):
+def test_without_an_audit_the_reserve_keeps_the_best_candidates_re_creation(tmp_path, capsys):
     # the pruning benchmark's studies (audit off) kept nothing back and ended 50 to 75 s past
     # their 480 s budget re-creating their best trial (issue 46)
     import datetime
@@ -140,6 +140,14 @@ def test_without_an_audit_the_reserve_keeps_the_best_candidates_re_creation(tmp_
     whole.datetime_complete = start + datetime.timedelta(seconds=42.0)
     study.add_trial(whole)
     assert budget.reserve(study) == pytest.approx(42.0)
+    # and says what it keeps the time for: no audit here
+    spent = JobBudget(unaudited, 1.0, started=time.monotonic() - 10.0)
+    stopped = []
+    study.stop = lambda: stopped.append(True)  # Optuna's own stops only inside optimize
+    spent(study, whole)
+    said = capsys.readouterr().out
+    assert "kept for the release of the best candidate: no more trials" in said, said
+    assert stopped == [True]
 
 
 def test_a_fit_too_long_for_what_each_audit_may_take_is_said_unauditable(tmp_path):
