@@ -15,10 +15,11 @@ def test_both_arms_run_and_are_tabled(tmp_path):
     load_adult()  # skipped cleanly without ../shared/data (failed under .ci/run)
     frame = pruning.main(["--rows", "400", "--budget", "12", "--seeds", "0", "--max-epochs", "6",
                           "--work", str(tmp_path / "work"), "--results", str(tmp_path / "res")])
-    assert set(frame.arm) == {"full", "pruned"}
+    assert set(frame.arm) == {"full", "pruned", "halving"} == set(pruning.ARMS)
     assert (frame.tried >= 1).all()
     table = (tmp_path / "res" / "pruning.md").read_text()
-    assert "| full" in table and "| pruned" in table and "configurations tried" in table
+    assert all(f"| {arm}" in table for arm in pruning.ARMS) and "configurations tried" in table
+    assert "halving (halving) better in" in table
 
 
 def test_one_arm_run_again_keeps_the_others_row(tmp_path):
