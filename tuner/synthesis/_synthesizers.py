@@ -20,6 +20,7 @@ from tuner.errors import SynthesisFailed, TrialFailed
 from tuner.synthesis._checkpoints import CallbackRaised, checkpointed_fit
 from tuner.synthesis._families import SYNTHESIZERS
 from tuner.synthesis._spaces import decode
+from tuner.synthesis._transforms import remembered
 
 
 def _clips(name: str, domain: Codebook | None, frame: pd.DataFrame) -> bool:
@@ -155,7 +156,7 @@ def synthesize_checkpoints(
         with failing_as_trial(name, params):
             synth = build(name, {**params, "epochs": at[-1]}, train, seed=seed, device=device,
                           domain=domain)
-            with seeded(seed, threads=threads), joblib.parallel_config(backend="sequential"):
+            with training(seed, threads=threads):
                 return checkpointed_fit(synth, train, seed=seed, at=at,
                                         num_rows=num_rows or len(train), each=visit,
                                         due=due)
@@ -188,9 +189,20 @@ def fitted(synth: Any, train: pd.DataFrame, *, seed: int, threads: int) -> Itera
     the block is seeded too (the synthesiser's own generator set to ``seed``). Python, NumPy
     and torch are seeded from ``seed``, torch limited to ``threads`` threads and joblib run
     sequentially (see :func:`synthesize`)."""
-    with seeded(seed, threads=threads), joblib.parallel_config(backend="sequential"):
+    with training(seed, threads=threads):
         start = time.perf_counter()
         synth.fit({TABLE: train})
         fit_seconds = time.perf_counter() - start
         synth._set_random_state(seed)  # SDV's own hook for the sampling generator
         yield fit_seconds
+
+
+@contextlib.contextmanager
+def training(seed: int, *, threads: int) -> Iterator[None]:
+    """Where every fit runs: Python, NumPy and torch seeded from ``seed``, torch limited to
+    ``threads`` threads, joblib sequential (see :func:`synthesize`), and the neural families'
+    data transforms fitted once per training table (:mod:`tuner.synthesis._transforms`: the
+    records are a plain fit's)."""
+    with seeded(seed, threads=threads), joblib.parallel_config(backend="sequential"), \
+            remembered():
+        yield
