@@ -4,9 +4,9 @@ The family registry (:data:`SYNTHESIZERS`, one :class:`SynthesizerSpec` each: SD
 copula, CTGAN, TVAE and CopulaGAN, our sequential CART, the differentially private MST and AIM),
 their search spaces as data, building, fitting and sampling them seeded, and partial synthesis
 (the kept columns row by row, the synthesised ones drawn given them), and the neural families'
-fits looked at every few epochs (checkpoints).
-Modules: ``_families``, ``_spaces``, ``_synthesizers``, ``_checkpoints``, ``_cart``, ``_dp``,
-``_dp_mechanisms``, ``_partial``.
+fits looked at every few epochs (checkpoints), their data transforms fitted once per table.
+Modules: ``_families``, ``_spaces``, ``_synthesizers``, ``_checkpoints``, ``_transforms``,
+``_cart``, ``_dp``, ``_dp_mechanisms``, ``_partial``.
 """
 
 from __future__ import annotations
