@@ -74,7 +74,8 @@ class Checkpoints:
     cfg: Config
     tracker: Tracker
     run: str
-    stop_at: Callable[[], float] | None = None  # the job's budget: monotonic end of the search
+    # the job's budget: the monotonic time this trial stops at, given the seconds it has run
+    stop_at: Callable[[float], float] | None = None
     # the job's budget: why the audit of a fit of these seconds would not fit ("" where it would)
     unauditable: Callable[[float], str] | None = None
     best: Evaluation | None = None
@@ -83,6 +84,7 @@ class Checkpoints:
     over: int = 0  # checkpoints in a row over a risk limit
     curve: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     stopped: str = ""
+    began: float = dataclasses.field(default_factory=time.monotonic)
 
     def __call__(self, epochs: int, ev: Evaluation | UnusableSynthesis) -> None:
         if isinstance(ev, UnusableSynthesis):  # not a candidate; later epochs may be usable
@@ -147,7 +149,8 @@ class Checkpoints:
         """Whether the job's budget needs the rest for the audit: training stops at the next
         checkpoint, which the fit then makes at the end of the epoch under way
         (:func:`tuner.synthesis.synthesize_checkpoints`' ``due``), not at the next rung."""
-        return self.stop_at is not None and time.monotonic() >= self.stop_at()
+        now = time.monotonic()
+        return self.stop_at is not None and now >= self.stop_at(now - self.began)
 
     def trial_epochs(self) -> int:
         return int(self.trial.params[f"{self.trial.params['synthesizer']}.epochs"])

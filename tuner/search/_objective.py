@@ -97,7 +97,7 @@ class TrackedObjective:
     """
 
     def __init__(self, ctx: Context, tracker: Tracker, parent_run: str, threads: int,
-                 budget: int, *, stop_at: Callable[[], float] | None = None,
+                 budget: int, *, stop_at: Callable[[float], float] | None = None,
                  unauditable: Unauditable | None = None) -> None:
         self.ctx, self.tracker, self.parent, self.threads = ctx, tracker, parent_run, threads
         self.budget, self.stop_at, self.unauditable = budget, stop_at, unauditable

@@ -49,12 +49,15 @@ class JobClock(Protocol):
     """The job's time budget as one worker process keeps to it
     (:class:`tuner.release.JobBudget`): called after each of the process's trials (it stops the
     search when the release audit needs the rest), ``search_until`` the monotonic time after
-    which a neural trial stops after the epoch under way, ``unauditable`` why a neural fit is too
+    which no trial starts, ``stop_for(ran)`` the one after which a neural trial that has run
+    ``ran`` seconds stops after the epoch under way, ``unauditable`` why a neural fit is too
     long for its audit to fit in what each audit may take ("" where it is not)."""
 
     search_until: float
 
     def __call__(self, study: optuna.Study, trial: FrozenTrial) -> None: ...
+
+    def stop_for(self, ran: float) -> float: ...
 
     def unauditable(self, name: str, seconds: float, *, threads: int) -> str: ...
 
@@ -79,7 +82,7 @@ def _optimize(ctx: Context, parent_run: str, budget: int, *,
     tracker, study = open_stores(ctx, optimizing=True)
     objective = TrackedObjective(
         ctx, tracker, parent_run, threads_per_worker(ctx.cfg.study.workers), budget,
-        stop_at=None if clock is None else lambda: clock.search_until,
+        stop_at=None if clock is None else clock.stop_for,
         unauditable=None if clock is None else clock.unauditable)
     callbacks = [*(callbacks or []), *([] if clock is None else [clock])]
     timeout = ctx.cfg.study.timeout

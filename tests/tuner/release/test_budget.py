@@ -150,6 +150,19 @@ def test_without_an_audit_the_reserve_keeps_the_best_candidates_re_creation(tmp_
     assert stopped == [True]
 
 
+def test_a_running_trial_stops_in_time_for_its_own_re_creation(tmp_path):
+    # issue 46's benchmark (seed 1): a CTGAN trial began with 200 s left, trained 145 s and
+    # became the best; its re-creation, which the reserve of the candidates before it did not
+    # count, took the study 90 s past its 480 s
+    ctx = prepare(config.load(write_config(tmp_path, synthesizers=("tvae",))))
+    budget = JobBudget(ctx, 480.0)
+    assert budget.stop_for(0.0) == budget.search_until == budget.started + 480.0
+    assert budget.stop_for(145.0) == pytest.approx(budget.started + 480.0 - 145.0)
+    budget.search_until = budget.started + 100.0  # the reserve of the candidates so far
+    assert budget.stop_for(10.0) == budget.search_until
+    assert budget.stop_for(400.0) == pytest.approx(budget.started + 80.0)
+
+
 def test_a_fit_too_long_for_what_each_audit_may_take_is_said_unauditable(tmp_path):
     # issue 46's third acceptance run: the best CTGAN and TVAE trials would each have taken
     # about 30 min to audit where the budget gave each audit 5, and nothing was released

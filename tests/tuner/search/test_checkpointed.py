@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 import types
 
 import optuna
@@ -85,7 +86,7 @@ def test_unusable_records_when_the_time_is_up_stop_training_there(tmp_path):
     from tuner.scoring import UnusableSynthesis
 
     policy, trial = _policy(tmp_path, epochs=135)
-    policy.stop_at = lambda: 0.0
+    policy.stop_at = lambda ran: 0.0
     with pytest.raises(StopTraining, match="the job's time left is the release's"):
         policy(7, UnusableSynthesis("the gate removed every record"))
 
@@ -103,11 +104,24 @@ def test_training_stops_after_patience_checkpoints_over_a_limit(tmp_path):
 
 def test_a_spent_time_budget_stops_training_at_the_checkpoint_it_makes(tmp_path):
     policy, trial = _policy(tmp_path, epochs=45)
-    policy.stop_at = lambda: 0.0  # the search's end has passed
+    policy.stop_at = lambda ran: 0.0  # the search's end has passed
     with pytest.raises(StopTraining, match="the job's time left is the release's"):
         policy(5, _ev(-0.40, True, 5))
     assert policy.chosen().params == {"epochs": 5}
     policy(45, _ev(-0.50, True, 45))  # the last epoch: nothing left to stop
+
+
+def test_the_time_a_trial_has_run_moves_its_stop(tmp_path):
+    policy, trial = _policy(tmp_path, epochs=45)
+    asked = []
+    policy.began = time.monotonic() - 30.0  # the trial has run 30 s
+    policy.stop_at = lambda ran: asked.append(ran) or time.monotonic() + 60.0 - ran
+    policy(5, _ev(-0.40, True, 5))  # 30 s to go: trains on
+    assert asked and asked[-1] >= 30.0
+    policy.began -= 40.0  # 70 s: its own re-creation no longer fits
+    with pytest.raises(StopTraining, match="the job's time left is the release's"):
+        policy(15, _ev(-0.50, True, 15))
+    assert policy.chosen().params == {"epochs": 15}
 
 
 def _too_long_after(seconds):
