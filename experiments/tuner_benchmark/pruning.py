@@ -1,18 +1,19 @@
 """Neural families with and without checkpoints and pruning, at one wall-clock budget (issue 46).
 
-For each seed, two studies of CTGAN + TVAE on the same Adult records, each given the same
-``study.timeout`` on the same cores: ``full``, every trial trained to its drawn epochs and
-scored once (``[study] checkpoints = false``, the search before issue 46), and ``pruned``,
-trials scored at their checkpoints (epochs 5 x 3^k and their last), the best feasible
-checkpoint their candidate, stopped after two checkpoints over a risk limit and pruned by
-Hyperband (the product's defaults). Both use the product's spaces, objective and constraints
+For each seed, one study of CTGAN + TVAE per arm on the same Adult records, each given the same
+``study.timeout`` (and ``budget_minutes``) on the same cores: ``full``, every trial trained to
+its drawn epochs and scored once (``[study] checkpoints = false``, the search before issue 46);
+``pruned``, trials scored at their checkpoints (epochs 5 x 3^k and their last), the best
+feasible checkpoint their candidate, stopped after two checkpoints over a risk limit and
+pruned by Hyperband (the product's defaults); ``halving``, the same with successive halving
+(``[study] pruner = "halving"``). Both use the product's spaces, objective and constraints
 (the benchmark's ``[risk]``, ``[utility]``), public seeds, no release audit. Printed and written
 to ``--results`` (``pruning.csv``, ``pruning.md``): configurations tried (trials started),
 completed, pruned, and the best feasible loss (lower is better).
 
     python -m experiments.tuner_benchmark.pruning --rows 10000 --budget 480 --seeds 0 1 2
 
-(the issue's size: six studies of 8 minutes, about 50 minutes of both cores).
+(the issue's size: nine studies of 8 minutes, about 80 minutes of both cores).
 """
 
 from __future__ import annotations
