@@ -25,6 +25,7 @@ import random
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -32,9 +33,9 @@ import pandas as pd
 from tuner.data import TABLE
 from tuner.errors import TrialFailed
 
-# the modules whose epoch loop iterates `tqdm(range(epochs), ...)` (ctgan 0.12): CTGAN's also
-# trains CopulaGAN
-_LOOPS = ("ctgan.synthesizers.ctgan", "ctgan.synthesizers.tvae")
+# the modules of the ctgan package's training loops (ctgan 0.12; CTGAN's also trains CopulaGAN):
+# each iterates `tqdm(range(epochs), ...)` and builds its `DataTransformer()`
+LOOPS = ("ctgan.synthesizers.ctgan", "ctgan.synthesizers.tvae")
 # the networks sampling runs through: their buffers (batch-norm statistics) and train/eval mode
 _NETWORKS = ("_generator", "decoder")
 
@@ -109,9 +110,7 @@ class _Epochs:
 @contextlib.contextmanager
 def _epoch_hook(make: Callable[[range], _Epochs]) -> Iterator[list[_Epochs]]:
     """Within the block, the ``ctgan`` loops iterate their epochs through ``make``."""
-    import importlib
-
-    modules = [importlib.import_module(name) for name in _LOOPS]
+    modules = loop_modules()
     missing = [m.__name__ for m in modules if not hasattr(m, "tqdm")]
     if missing:
         import ctgan
@@ -125,14 +124,25 @@ def _epoch_hook(make: Callable[[range], _Epochs]) -> Iterator[list[_Epochs]]:
         made.append(make(iterable))
         return made[-1]
 
-    saved = [m.tqdm for m in modules]  # type: ignore[attr-defined]
-    for m in modules:
-        setattr(m, "tqdm", iterate)  # noqa: B010 - the module's global, for this fit only
-    try:
+    with in_loops("tqdm", iterate):
         yield made
-    finally:
-        for m, original in zip(modules, saved, strict=True):
-            setattr(m, "tqdm", original)  # noqa: B010
+
+
+def loop_modules() -> list[Any]:
+    """The modules of :data:`LOOPS`, imported."""
+    import importlib
+
+    return [importlib.import_module(name) for name in LOOPS]
+
+
+@contextlib.contextmanager
+def in_loops(name: str, value: Any) -> Iterator[None]:
+    """Within the block, the ``ctgan`` loops' modules see ``value`` as their global ``name``
+    (for one fit: put back after it, whatever happens)."""
+    with contextlib.ExitStack() as stack:
+        for module in loop_modules():
+            stack.enter_context(mock.patch.object(module, name, value))
+        yield
 
 
 @contextlib.contextmanager

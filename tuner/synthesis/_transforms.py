@@ -27,7 +27,6 @@ import contextlib
 import copy
 import functools
 import hashlib
-import importlib
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -35,8 +34,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-# the modules whose fit builds `DataTransformer()` (ctgan 0.12; CTGAN's also trains CopulaGAN)
-_USERS = ("ctgan.synthesizers.ctgan", "ctgan.synthesizers.tvae")
+from tuner.synthesis._checkpoints import in_loops, loop_modules
+
 KEPT = 2  # tables remembered per process (the training table, one other)
 _kept: OrderedDict[str, tuple[dict[str, Any], np.ndarray]] = OrderedDict()
 
@@ -100,19 +99,11 @@ def _remembered_class() -> type:
 @contextlib.contextmanager
 def remembered() -> Iterator[None]:
     """Within the block, the ``ctgan`` loops fit their data transformer once per table."""
-    modules = [importlib.import_module(name) for name in _USERS]
-    saved = [getattr(m, "DataTransformer", None) for m in modules]
-    if any(s is None for s in saved):  # another ctgan: its own transformer, fitted each time
-        yield
+    if not all(hasattr(m, "DataTransformer") for m in loop_modules()):
+        yield  # another ctgan: its own transformer, fitted each time
         return
-    remembering = _remembered_class()
-    for m in modules:
-        setattr(m, "DataTransformer", remembering)  # noqa: B010 - for this fit only
-    try:
+    with in_loops("DataTransformer", _remembered_class()):
         yield
-    finally:
-        for m, original in zip(modules, saved, strict=True):
-            setattr(m, "DataTransformer", original)  # noqa: B010
 
 
 def forget() -> None:
