@@ -127,9 +127,20 @@ class StudyConfig:
     patience: int = key(2, help="a neural trial stops training after this many checkpoints in "
                                 "a row over a risk limit (it only memorises more)",
                                 valid=Range(1, unit="checkpoint"))
-    pruner: str = key("hyperband", help='stops unpromising neural trials at a checkpoint: '
-                                        '"hyperband", "halving" (successive halving) or "none" '
-                                        "(single mode only)", valid=Choices(PRUNERS))
+    pruner: str = key("halving", help='stops unpromising neural trials at a checkpoint: '
+                                      '"halving" (successive halving), "hyperband" or "none" '
+                                      "(single mode only)", valid=Choices(PRUNERS))
+    pruner_bootstrap: int = key(1, help="a neural trial is pruned at a rung until this many "
+                                        "trials of its family have reached it (Optuna's "
+                                        "bootstrap_count): the first trial of a family does "
+                                        "not train all its epochs unopposed; a pruned trial's "
+                                        "best feasible checkpoint stays a candidate",
+                                valid=Range(0, unit="trial"))
+    epochs_drawn: bool = key(False, help="with a pruner, neural trials draw their epochs from "
+                                         "[space.FAMILY] epochs (true), or each may train up "
+                                         "to its top (false: the epochs are the pruner's "
+                                         "resource; the pruner, patience and the best "
+                                         "feasible checkpoint decide where a trial stops)")
 
     @property
     def trial_budget(self) -> int:

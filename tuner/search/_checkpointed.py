@@ -61,6 +61,25 @@ def checkpointed(cfg: Config, name: str) -> bool:
                 and not cfg.study.synthesize)
 
 
+def prunes(cfg: Config) -> bool:
+    """Whether a pruner may stop checkpointed trials under ``cfg`` (single mode only: Optuna
+    has no intermediate values for several objectives)."""
+    return bool(cfg.study.pruner != "none" and cfg.study.mode == "single"
+                and cfg.study.checkpoints)
+
+
+def epochs_as_resource(cfg: Config, name: str) -> bool:
+    """Whether trials of ``name`` train up to the top of their epochs' range rather than draw
+    their epochs (``[study] epochs_drawn = false`` under a pruner). Drawn, a trial that draws
+    fewer epochs than the first rung completes unpruned while one that draws many is pruned
+    there, and TPE, which ranks a pruned trial below every completed one, learns to draw few:
+    in issue 46's pruning benchmark (seed 0, successive halving) 60 of the last 70 trials were
+    CTGAN with 1 to 24 epochs, best loss -0.815 against -0.879 for the full-fidelity search.
+    As the pruner's resource, the epochs are what Hyperband (Li et al., JMLR 18, 2018) and
+    successive halving allocate, and the best feasible checkpoint is the trial's candidate."""
+    return checkpointed(cfg, name) and prunes(cfg) and not cfg.study.epochs_drawn
+
+
 def checkpoints_of(cfg: Config, params: dict[str, Any]) -> tuple[int, ...]:
     """The epoch counts a trial with ``params`` is scored at."""
     return rungs(int(params["epochs"]), first=cfg.study.first_checkpoint)

@@ -35,8 +35,15 @@ from tuner._common.seeding import SeedPath
 from tuner._common.stopping import Terminated
 from tuner.config import Config
 from tuner.errors import TrialFailed
+from tuner.scoring import Evaluation
 from tuner.search._budget import INTERRUPTED_PREFIX, claim_slot
-from tuner.search._checkpointed import Checkpoints, Unauditable, checkpointed, checkpoints_of
+from tuner.search._checkpointed import (
+    Checkpoints,
+    Unauditable,
+    checkpointed,
+    checkpoints_of,
+    epochs_as_resource,
+)
 from tuner.search._context import Context
 from tuner.search._tracking import Tracker
 from tuner.search._trials import DATA_SHA256_ATTR
@@ -60,6 +67,9 @@ def ask_params(trial: Trial, cfg: Config) -> tuple[str, dict[str, Any]]:
     """The synthesiser and its parameters for this trial (names are ``synth.param``)."""
     name = trial.suggest_categorical("synthesizer", cfg.study.synthesizers)
     space = narrow(str(name), cfg.spaces.get(str(name)))
+    if epochs_as_resource(cfg, str(name)):  # the pruner's resource, not drawn
+        top = int(space["epochs"].high)  # type: ignore[attr-defined]
+        space["epochs"] = IntDistribution(top, top)
     params = {p: suggest(trial, f"{name}.{p}", dist) for p, dist in space.items()}
     return str(name), params
 
@@ -113,7 +123,8 @@ class TrackedObjective:
             return self._evaluate(trial, run, name, params)
         except optuna.TrialPruned as exc:  # Optuna records it PRUNED; its run says so too
             if run is not None:
-                self.tracker.log(run, tags={"state": "PRUNED", "feasible": False,
+                kept = DATA_SHA256_ATTR in trial.user_attrs  # a feasible checkpoint kept
+                self.tracker.log(run, tags={"state": "PRUNED", "feasible": kept,
                                             "pruned": str(exc)})
                 self.tracker.end(run, "FINISHED")
             raise
@@ -162,16 +173,38 @@ class TrackedObjective:
                 self.unauditable, name, threads=self.threads))
             policy = Checkpoints(trial, cfg, self.tracker, run, stop_at=self.stop_at,
                                  unauditable=too_long)
-            scoring.evaluate_checkpoints(cfg, self.ctx.split, name, params, seed=seed,
-                                         at=checkpoints_of(cfg, params), each=policy,
-                                         threads=self.threads, due=policy.time_is_up)
+            try:
+                scoring.evaluate_checkpoints(cfg, self.ctx.split, name, params, seed=seed,
+                                             at=checkpoints_of(cfg, params), each=policy,
+                                             threads=self.threads, due=policy.time_is_up)
+            except optuna.TrialPruned:
+                # pruned, its best feasible checkpoint stays a candidate (has_candidate):
+                # Optuna keeps it PRUNED, the release may still re-create it
+                if policy.best is not None:
+                    self._record(trial, run, policy.best, stopped=policy.stopped)
+                raise
             ev = policy.chosen()
-            trial.set_user_attr(attrs.EPOCHS, int(ev.params["epochs"]))
-            trial.set_user_attr(attrs.STOPPED, policy.stopped)
+            self._record(trial, run, ev, stopped=policy.stopped)
         else:
             ev = scoring.evaluate(cfg, self.ctx.split, name, params, seed=seed,
                                   threads=self.threads,
                                   noise_key=self.ctx.noise_key(SeedPath.TRIAL, trial.number))
+            self._record(trial, run, ev)
+        self.tracker.log(run, tags={"state": "COMPLETE", "feasible": ev.feasible})
+        self.tracker.end(run, "FINISHED")
+        if self.ctx.cfg.study.mode == "pareto":  # maximise U, minimise M (tuner.search._pareto)
+            return ev.utility, ev.membership.m
+        return ev.loss.loss
+
+    def _record(self, trial: Trial, run: str, ev: Evaluation, *, stopped: str | None = None
+                ) -> None:
+        """What the release reads of the trial's candidate ``ev`` (its constraints, metrics,
+        limits, data fingerprint; a checkpoint's epochs and why training stopped), on the trial
+        and its MLflow run."""
+        cfg = self.ctx.cfg
+        if stopped is not None:
+            trial.set_user_attr(attrs.EPOCHS, int(ev.params["epochs"]))
+            trial.set_user_attr(attrs.STOPPED, stopped)
         for key, value in ev.constraints.items():
             trial.set_constraint(key, value)
         metrics = ev.metrics()
@@ -183,13 +216,8 @@ class TrackedObjective:
             trial.set_user_attr(attrs.M_WARNING, ev.membership.warning)
         # the adversary's F1 by Hamming threshold as a stepped metric, not a rendered figure
         # (0.26 s of a trial's 0.46 s of bookkeeping; the release draws it)
-        self.tracker.log(run, metrics=metrics, tags={"state": "COMPLETE", "feasible": ev.feasible},
-                         series={"f1_by_h": ev.membership.f1_by_threshold})
+        self.tracker.log(run, metrics=metrics, series={"f1_by_h": ev.membership.f1_by_threshold})
         self.tracker.log_dict(run, "risk_results.json", ev.risk_results())
-        self.tracker.end(run, "FINISHED")
-        if self.ctx.cfg.study.mode == "pareto":  # maximise U, minimise M (tuner.search._pareto)
-            return ev.utility, ev.membership.m
-        return ev.loss.loss
 
     def _failed(self, trial: Trial, run: str | None, exc: Exception) -> None:
         """Record why ``trial`` failed and end its run FAILED; on a fault, stop the study.

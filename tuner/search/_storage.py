@@ -30,6 +30,7 @@ from tuner.search import _pruning as pruning
 from tuner.search import _secret as secret
 from tuner.search import _stored_split as stored_split
 from tuner.search._budget import record_interrupted
+from tuner.search._checkpointed import prunes
 from tuner.search._context import Context
 from tuner.search._database import engine_url, is_postgres, opening, shown
 from tuner.search._locks import claim_lock, claim_worker_slot, pg_lock
@@ -114,16 +115,18 @@ def pruner(cfg: Config) -> optuna.pruners.BasePruner:
     checkpoints' (first_checkpoint x 3^k, :mod:`tuner.search._checkpointed`); Hyperband's
     largest is the most epochs any searched family may draw."""
     study = cfg.study
-    if study.pruner == "none" or study.mode != "single" or not study.checkpoints:
+    if not prunes(cfg):
         return optuna.pruners.NopPruner()
     if study.pruner == "halving":
-        return pruning.halving(min_resource=study.first_checkpoint, reduction_factor=3)
+        return pruning.halving(min_resource=study.first_checkpoint, reduction_factor=3,
+                               bootstrap_count=study.pruner_bootstrap)
     tops = [narrow(n, cfg.spaces.get(n))["epochs"] for n in study.synthesizers
             if SYNTHESIZERS[n].has_epochs]
     top = max((int(getattr(d, "high", study.first_checkpoint)) for d in tops),
               default=study.first_checkpoint)
     return pruning.hyperband(min_resource=study.first_checkpoint,
-                             max_resource=max(top, study.first_checkpoint), reduction_factor=3)
+                             max_resource=max(top, study.first_checkpoint), reduction_factor=3,
+                             bootstrap_count=study.pruner_bootstrap)
 
 
 def open_study(ctx: Context, worker: int = 0) -> optuna.Study:

@@ -31,12 +31,22 @@ def rejected(study: optuna.Study) -> dict[int, str]:
             if k.startswith(REJECTED_PREFIX) and v}
 
 
+def has_candidate(trial: FrozenTrial) -> bool:
+    """Whether ``trial`` holds a data set the release can re-create: every completed trial,
+    and a pruned one whose best checkpoint met every limit (:mod:`tuner.search._checkpointed`:
+    pruning stops the spending on a trial, not what its checkpoints measured)."""
+    return trial.state == TrialState.COMPLETE or (
+        trial.state == TrialState.PRUNED and DATA_SHA256_ATTR in trial.user_attrs)
+
+
 def releasable(study: optuna.Study) -> list[FrozenTrial]:
-    """The completed feasible trials not refused at release (the candidates a release may
-    take: :func:`best_feasible` picks among them, the job's time budget reserves for them)."""
+    """The feasible trials not refused at release, completed or pruned with a feasible
+    checkpoint (:func:`has_candidate`): the candidates a release may take (:func:`best_feasible`
+    picks among them, the job's time budget reserves for them)."""
     refused = rejected(study)
-    return [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-            if is_feasible(t) and t.number not in refused]
+    return [t for t in study.get_trials(deepcopy=False,
+                                        states=(TrialState.COMPLETE, TrialState.PRUNED))
+            if has_candidate(t) and is_feasible(t) and t.number not in refused]
 
 
 def is_pareto(study: optuna.Study) -> bool:
@@ -46,10 +56,12 @@ def is_pareto(study: optuna.Study) -> bool:
 
 def loss_of(trial: FrozenTrial) -> float:
     """The trial's risk-utility loss: its objective value, or (Pareto mode) its logged metric;
-    a pruned trial's is its best feasible checkpoint's, if it had one (Optuna gives a pruned
-    trial its last reported value, the loss of an infeasible checkpoint where none was
-    feasible)."""
+    a pruned trial's is its candidate's (:func:`has_candidate`), else its best feasible
+    checkpoint's, if it had one (Optuna gives a pruned trial its last reported value, the loss
+    of an infeasible checkpoint where none was feasible)."""
     if trial.state == TrialState.PRUNED:
+        if has_candidate(trial):
+            return float(trial.user_attrs[attrs.METRICS]["loss"])
         feasible = [p["loss"] for p in trial.user_attrs.get(attrs.CURVE, []) if p.get("feasible")]
         return min(feasible) if feasible else math.nan
     if trial.values is not None and len(trial.values) == 1:
@@ -85,7 +97,7 @@ def best_feasible(study: optuna.Study, among: list[FrozenTrial] | None = None
     feasible = releasable(study) if among is None else among
     if not feasible:
         return None
-    return min(feasible, key=lambda t: math.inf if t.value is None else t.value)
+    return min(feasible, key=lambda t: math.inf if math.isnan(loss := loss_of(t)) else loss)
 
 
 def trials_frame(study: optuna.Study) -> pd.DataFrame:

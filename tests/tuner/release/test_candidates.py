@@ -165,3 +165,30 @@ def test_nothing_left_but_twins_is_said_with_what_to_change():
     assert "2 passed over as no safer than one the membership audit refused" in said
     assert "trial 1 passed over: cart min_samples_leaf = 14" in said
     assert "lower it to audit them" in said and "min_samples_leaf" in said
+
+
+def test_a_pruned_trial_with_a_feasible_checkpoint_is_a_candidate_and_others_are_not():
+    # pruning stops the spending on a trial, not what its checkpoints measured: a TVAE trial
+    # pruned at 135 epochs with a feasible checkpoint at -0.91 (issue 46's benchmark, seed 0,
+    # where it beat the one completed trial) is released before a completed one at -0.90
+    from tuner.search import best_feasible, loss_of, releasable
+
+    study = _study([("ctgan", 50, -0.90)])
+    dist = {"synthesizer": FAMILIES, "ctgan.epochs": IntDistribution(1, 300, log=True)}
+    kept = {attrs.DATA_SHA256: "ab" * 32, attrs.EPOCHS: 135,
+            attrs.METRICS: {"loss": -0.91, "utility": 0.91}}
+    for user_attrs, constraints in [
+            (kept, {"m": -0.1}),                 # a candidate
+            ({attrs.CURVE: [{"epochs": 5, "loss": -0.95, "feasible": False}]},
+             {"m": 0.2}),                        # none of its checkpoints feasible
+            ({attrs.CURVE: [{"epochs": 5, "loss": -0.97, "feasible": True,
+                             "auditable": False}]}, {"m": -0.1})]:  # too long to audit
+        study.add_trial(optuna.trial.create_trial(
+            state=optuna.trial.TrialState.PRUNED, params={"synthesizer": "ctgan",
+                                                          "ctgan.epochs": 300},
+            distributions=dist, user_attrs=user_attrs, constraints=constraints,
+            intermediate_values={5: -0.5}))
+    assert [t.number for t in releasable(study)] == [0, 1]
+    assert best_feasible(study).number == 1 and loss_of(study.trials[1]) == -0.91
+    assert next_candidate(_ctx(), study).number == 1
+    assert [t.number for t in audit_order(_ctx(), study, 3)] == [1, 0]

@@ -20,11 +20,12 @@ from tuner._common import attrs
 from tuner.release._export import export
 from tuner.search._checkpointed import Checkpoints, checkpointed, checkpoints_of
 from tuner.search._context import prepare
+from tuner.search._objective import ask_params
 from tuner.search._pruning import ByFamily
 from tuner.search._storage import pruner
 from tuner.search._study import run_study
 from tuner.search._trials import trials_frame
-from tuner.synthesis import StopTraining
+from tuner.synthesis import StopTraining, narrow
 
 
 class _Tracker:
@@ -169,17 +170,38 @@ def test_which_trials_are_checkpointed_and_at_what_epochs(tmp_path):
     assert checkpointed(cfg, "tvae") and not checkpointed(cfg, "cart")
     assert not checkpointed(config.with_overrides(cfg, checkpoints=False), "tvae")
     assert checkpoints_of(cfg, {"epochs": 100}) == (5, 15, 45, 100)
-    made = pruner(cfg)
-    assert isinstance(made, ByFamily) and isinstance(made.make(), optuna.pruners.HyperbandPruner)
-    halving = pruner(config.with_overrides(cfg, pruner="halving"))
-    assert isinstance(halving, ByFamily)
-    assert isinstance(halving.make(), optuna.pruners.SuccessiveHalvingPruner)
+    made = pruner(cfg)  # the defaults: successive halving, the first at a rung pruned there
+    assert isinstance(made, ByFamily)
+    assert isinstance(made.make(), optuna.pruners.SuccessiveHalvingPruner)
+    assert made.make()._bootstrap_count == 1
+    band = pruner(config.with_overrides(cfg, pruner="hyperband", pruner_bootstrap=0))
+    assert isinstance(band, ByFamily) and isinstance(band.make(), optuna.pruners.HyperbandPruner)
+    assert band.make()._bootstrap_count == 0  # Optuna's default: the first trial trains on
+    boot = pruner(config.with_overrides(cfg, pruner_bootstrap=2))
+    assert boot.make()._bootstrap_count == 2
     for study in ({"pruner": "none"}, {"mode": "pareto"}, {"checkpoints": False}):
         assert isinstance(pruner(config.with_overrides(cfg, **study)), optuna.pruners.NopPruner)
+    with pytest.raises(config.ConfigError, match="study.pruner_bootstrap must be >= 0"):
+        config.with_overrides(cfg, pruner_bootstrap=-1)
     with pytest.raises(config.ConfigError, match="study.pruner must be one of .*'asha'"):
         config.with_overrides(cfg, pruner="asha")
     with pytest.raises(config.ConfigError, match="study.patience must be >= 1 checkpoint, got 0"):
         config.with_overrides(cfg, patience=0)
+
+
+def test_under_a_pruner_the_epochs_are_its_resource_not_drawn(tmp_path):
+    # drawn, trials that draw few epochs complete before the first rung and TPE learns to
+    # draw few (issue 46's benchmark); as the resource, every trial may train the range's top
+    cfg = config.load(write_config(tmp_path, synthesizers=("tvae",)))
+    top = narrow("tvae", cfg.spaces.get("tvae"))["epochs"].high  # 2 in the tests' config
+
+    def drawn(cfg: config.Config) -> set[int]:
+        study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+        return {ask_params(study.ask(), cfg)[1]["epochs"] for _ in range(8)}
+
+    assert drawn(cfg) == {top}
+    for other in ({"epochs_drawn": True}, {"pruner": "none"}, {"checkpoints": False}):
+        assert len(drawn(config.with_overrides(cfg, **other))) > 1, other
 
 
 @pytest.mark.slow

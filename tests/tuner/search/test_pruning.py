@@ -68,3 +68,21 @@ def test_hyperband_by_family_compares_a_trial_with_its_own_family():
     assert not any(ours[6:]) and any(theirs[6:])
     assert ours[:6] == theirs[:6]  # the first family's decisions are Optuna's own
     assert set(pruner.pruners) == {"fast", "slow"}
+
+
+@pytest.mark.parametrize("make", [
+    lambda: halving(min_resource=5, reduction_factor=3, bootstrap_count=1),
+    lambda: hyperband(min_resource=5, max_resource=5, reduction_factor=3, bootstrap_count=1),
+])
+def test_the_first_trial_of_each_family_at_a_rung_is_stopped_with_a_bootstrap(make):
+    # bootstrap_count 1 ([study] pruner_bootstrap): the first trial of a family to reach the
+    # rung has nothing to be compared with and is stopped, where without it it trains on; each
+    # family's first is its own (the slow family's first comes after three fast ones)
+    study = _study(["fast", "fast", "slow", "slow"])
+    pruner = make()
+    stops = [_report(study, pruner, f, v) for f, v in
+             [("fast", -0.80), ("fast", -0.81), ("slow", -0.50), ("slow", -0.52)]]
+    # one rung only (max_resource 5 for Hyperband): a trial past the bootstrap is compared
+    assert stops == [True, False, True, False]
+    fresh = _study(["fast"])
+    assert not _report(fresh, halving(min_resource=5, reduction_factor=3), "fast", -0.80)
