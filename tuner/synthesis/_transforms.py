@@ -27,6 +27,7 @@ import contextlib
 import copy
 import functools
 import hashlib
+import time
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -34,10 +35,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tuner.synthesis._checkpoints import in_loops, loop_modules
+from tuner.synthesis._checkpoints import RESTORED, in_loops, loop_modules
 
 KEPT = 2  # tables remembered per process (the training table, one other)
-_kept: OrderedDict[str, tuple[dict[str, Any], np.ndarray]] = OrderedDict()
+# per table: the fitted state, the transformed matrix, and the seconds the fit and transform took
+_kept: OrderedDict[str, tuple[dict[str, Any], np.ndarray, float]] = OrderedDict()
 
 
 def _key(frame: pd.DataFrame, discrete: Sequence[str], options: tuple[Any, ...]) -> str:
@@ -61,7 +63,8 @@ def _remembered_class() -> type:
         transform it is a plain ``DataTransformer`` again: the fitted model holds nothing of
         this module (it pickles, samples and prints as the package's own)."""
 
-        _pending: tuple[str, pd.DataFrame] | None = None  # fitted here, not yet transformed
+        # fitted here (the fit's seconds), not yet transformed
+        _pending: tuple[str, pd.DataFrame, float] | None = None
         _restored: tuple[pd.DataFrame, np.ndarray] | None = None  # the matrix kept for it
 
         def fit(self, raw_data: Any, discrete_columns: Sequence[str] = ()) -> None:
@@ -72,12 +75,14 @@ def _remembered_class() -> type:
             key = _key(raw_data, discrete_columns, (self._max_clusters, self._weight_threshold))
             if key in _kept:
                 _kept.move_to_end(key)
-                state, matrix = _kept[key]
+                state, matrix, seconds = _kept[key]
                 self.__dict__.update(copy.deepcopy(state))
                 self._restored = (raw_data, matrix)
+                RESTORED[0] += seconds  # counted in the fit's seconds (restored_seconds)
                 return
+            start = time.perf_counter()
             super().fit(raw_data, discrete_columns)
-            self._pending = (key, raw_data)
+            self._pending = (key, raw_data, time.perf_counter() - start)
 
         def transform(self, raw_data: Any) -> np.ndarray:
             restored, pending = self._restored, self._pending
@@ -86,9 +91,11 @@ def _remembered_class() -> type:
             self.__class__ = DataTransformer
             if restored is not None and restored[0] is raw_data:
                 return restored[1].copy()
+            start = time.perf_counter()
             matrix = self.transform(raw_data)  # the package's own, the class being its own
             if pending is not None and pending[1] is raw_data:
-                _kept[pending[0]] = (copy.deepcopy(self.__dict__), matrix.copy())
+                seconds = pending[2] + time.perf_counter() - start
+                _kept[pending[0]] = (copy.deepcopy(self.__dict__), matrix.copy(), seconds)
                 while len(_kept) > KEPT:
                     _kept.popitem(last=False)
             return matrix
