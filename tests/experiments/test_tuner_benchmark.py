@@ -132,7 +132,6 @@ def test_smoke_run_on_ce(tmp_path):
         # the release names the trial's own parameters (the same JSON the trials table holds)
         own = trials[(trials["method"] == r["method"]) & (trials["trial"] == r["trial"])]
         assert len(own) == 1 and json.loads(r["params"]) == json.loads(own["params"].iloc[0])
-        assert json.loads(r["params"])  # a trial always draws at least its family's parameters
     done = rel[rel["trial"].notna()]
     assert (done["reproduced"] < 1e-9).all()  # the chosen trial's data made again exactly
     assert done["tstr_auc"].between(0, 1).all() and (done["correlation_error"] >= 0).all()
