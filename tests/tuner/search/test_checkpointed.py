@@ -24,7 +24,7 @@ from tuner.search._objective import ask_params
 from tuner.search._pruning import ByFamily
 from tuner.search._storage import pruner
 from tuner.search._study import run_study
-from tuner.search._trials import trials_frame
+from tuner.search._trials import has_candidate, is_feasible, loss_of, trials_frame
 from tuner.synthesis import StopTraining, narrow
 
 
@@ -232,7 +232,13 @@ def test_a_study_of_checkpointed_trials_releases_the_checkpoint_it_scored(tmp_pa
     # the trials table shows a pruned trial's best feasible checkpoint, not Optuna's last
     # reported value (0, the worst, where none was feasible): blank then
     table = trials_frame(study).set_index("number")
-    for t in pruned:
+    for t in pruned:  # a feasible checkpoint kept is a candidate (no budget: all auditable)
+        points = [p for p in t.user_attrs[attrs.CURVE] if p["feasible"]]
+        assert has_candidate(t) == bool(points), t.number
+        if points:
+            best = min(points, key=lambda p: p["loss"])
+            assert t.user_attrs[attrs.EPOCHS] == best["epochs"]
+            assert loss_of(t) == best["loss"] and is_feasible(t)
         feasible = [p["loss"] for p in t.user_attrs[attrs.CURVE] if p["feasible"]]
         shown = table.loc[t.number, "loss"]
         assert (shown == min(feasible)) if feasible else math.isnan(shown), (t.number, shown)
